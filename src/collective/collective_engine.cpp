@@ -1,0 +1,279 @@
+#include "collective/collective_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "collective/pattern.h"
+
+namespace acesim {
+namespace {
+
+// Heap order: the element that should run first on top.
+bool runs_later(std::int64_t oa, int pa, int ca, std::int64_t ob, int pb, int cb) {
+  if (oa != ob) return oa > ob;
+  if (pa != pb) return pa < pb;  // later phases first
+  return ca > cb;
+}
+
+std::uint64_t shape_key(CollectiveOp op, Algorithm alg, std::uint32_t mask, Rank base) {
+  return static_cast<std::uint64_t>(base) | (static_cast<std::uint64_t>(mask) << 31) |
+         (static_cast<std::uint64_t>(op) << 47) | (static_cast<std::uint64_t>(alg) << 50);
+}
+
+}  // namespace
+
+CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net,
+                                   CollectiveConfig cfg)
+    : sim_(sim), topo_(topo), net_(net), cfg_(std::move(cfg)), shapes_(topo) {
+  if (topo_.num_dims() > 16) throw std::invalid_argument("at most 16 topology dimensions are supported");
+  const std::string problem = validate(cfg_, topo_);
+  if (!problem.empty()) throw std::invalid_argument(problem);
+}
+
+CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveListener* listener) {
+  if (!(req.bytes >= 0.0) || !std::isfinite(req.bytes)) {
+    throw std::invalid_argument("collective size must be a finite number of bytes >= 0");
+  }
+  std::vector<int> dims = req.dims;
+  if (dims.empty()) {
+    for (int d = 0; d < topo_.num_dims(); ++d) dims.push_back(d);
+  }
+  std::uint32_t seen = 0;
+  for (int d : dims) {
+    if (d < 0 || d >= topo_.num_dims()) {
+      throw std::invalid_argument("collective dimension " + std::to_string(d) + " does not exist (topology has " +
+                                  std::to_string(topo_.num_dims()) + ")");
+    }
+    if (seen & (1u << d)) throw std::invalid_argument("collective names dimension " + std::to_string(d) + " twice");
+    seen |= 1u << d;
+  }
+  Collective c;
+  c.req = req;
+  c.req.dims = dims;
+  c.listener = listener;
+  c.specs = build_plan(req.op, cfg_.op(req.op), topo_, dims);
+  for (const PhaseSpec& spec : c.specs) {
+    if (auto why = unsupported_reason(spec.op, spec.algorithm, spec.group_size)) throw std::invalid_argument(*why);
+  }
+  c.chunks = cfg_.chunks;
+  c.chunk_bytes = req.bytes / cfg_.chunks;
+  for (const PhaseSpec& spec : c.specs) {
+    Phase ph;
+    for (int d : spec.dims) ph.dims_mask |= 1u << d;
+    long long weight = 1;
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      if (ph.dims_mask & (1u << d)) continue;
+      ph.other_dims.push_back(d);
+      ph.other_weight.push_back(weight);
+      weight *= topo_.dim(d).npus;
+    }
+    ph.instances = weight;
+    ph.arrived.assign(static_cast<std::size_t>(ph.instances) * c.chunks, 0);
+    ph.queue.assign(static_cast<std::size_t>(ph.instances), -1);
+    c.phases.push_back(std::move(ph));
+  }
+  c.rank_chunks_done.assign(topo_.num_npus(), 0);
+  c.rank_arrived.assign(topo_.num_npus(), 0);
+  collectives_.push_back(std::move(c));
+  return static_cast<CollectiveId>(collectives_.size() - 1);
+}
+
+long long CollectiveEngine::instance_of(const Phase& ph, Rank r) const {
+  long long idx = 0;
+  for (std::size_t i = 0; i < ph.other_dims.size(); ++i) idx += topo_.coord(r, ph.other_dims[i]) * ph.other_weight[i];
+  return idx;
+}
+
+Rank CollectiveEngine::base_rank(const Phase& ph, long long instance) const {
+  Rank base = 0;
+  for (std::size_t i = 0; i < ph.other_dims.size(); ++i) {
+    const int d = ph.other_dims[i];
+    const long long digit = (instance / ph.other_weight[i]) % topo_.dim(d).npus;
+    base += static_cast<Rank>(digit) * topo_.stride(d);
+  }
+  return base;
+}
+
+void CollectiveEngine::members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const {
+  // Member order: the first listed dimension varies fastest.
+  out.clear();
+  if (spec.dims.size() == 1) {
+    const int d = spec.dims[0];
+    for (int k = 0; k < topo_.dim(d).npus; ++k) out.push_back(base + static_cast<Rank>(k) * topo_.stride(d));
+    return;
+  }
+  std::vector<int> digits(spec.dims.size(), 0);
+  for (long long m = 0; m < spec.group_size; ++m) {
+    Rank r = base;
+    for (std::size_t i = 0; i < spec.dims.size(); ++i) r += static_cast<Rank>(digits[i]) * topo_.stride(spec.dims[i]);
+    out.push_back(r);
+    for (std::size_t i = 0; i < spec.dims.size(); ++i) {
+      if (++digits[i] < topo_.dim(spec.dims[i]).npus) break;
+      digits[i] = 0;
+    }
+  }
+}
+
+void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
+  if (id >= collectives_.size()) throw std::logic_error("unknown collective id");
+  if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("rank out of range");
+  Collective& c = collectives_[id];
+  if (c.rank_arrived[rank]) throw std::logic_error("rank " + std::to_string(rank) + " arrived twice at collective " + c.req.name);
+  c.rank_arrived[rank] = 1;
+  ++c.arrivals;
+  c.first_arrival = std::min(c.first_arrival, sim_.now());
+  if (c.phases.empty()) {
+    // Nothing to communicate: done at once, reported from an event.
+    sim_.schedule_in(0, this, (static_cast<std::uint64_t>(id) << 32) | static_cast<std::uint32_t>(rank),
+                     EventPriority::kCompletion);
+    return;
+  }
+  Phase& ph = c.phases[0];
+  const long long g = instance_of(ph, rank);
+  const auto group = static_cast<std::int32_t>(c.specs[0].group_size);
+  for (int chunk = 0; chunk < c.chunks; ++chunk) {
+    if (++ph.arrived[g * c.chunks + chunk] == group) ready(id, 0, g, chunk);
+  }
+}
+
+void CollectiveEngine::arrive_all(CollectiveId id) {
+  for (Rank r = 0; r < topo_.num_npus(); ++r) arrive(id, r);
+}
+
+void CollectiveEngine::handle_event(std::uint64_t tag) {
+  rank_finished(static_cast<CollectiveId>(tag >> 32), static_cast<Rank>(tag & 0xffffffffu));
+}
+
+void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int chunk) {
+  Collective& c = collectives_[id];
+  Phase& ph = c.phases[phase];
+  std::int32_t q = ph.queue[instance];
+  if (q < 0) {
+    const Rank base = base_rank(ph, instance);
+    const std::uint64_t key = (static_cast<std::uint64_t>(ph.dims_mask) << 32) | static_cast<std::uint32_t>(base);
+    auto [it, inserted] = queue_index_.emplace(key, static_cast<std::int32_t>(queues_.size()));
+    if (inserted) queues_.emplace_back();
+    q = it->second;
+    ph.queue[instance] = q;
+  }
+  const std::int64_t order = cfg_.policy == SchedulingPolicy::kLifo ? -static_cast<std::int64_t>(id)
+                                                                     : static_cast<std::int64_t>(id);
+  GroupQueue& gq = queues_[q];
+  gq.heap.push_back(Waiting{order, phase, chunk, id, instance});
+  std::push_heap(gq.heap.begin(), gq.heap.end(), [](const Waiting& a, const Waiting& b) {
+    return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
+  });
+  dispatch(q);
+}
+
+void CollectiveEngine::dispatch(std::int32_t q) {
+  GroupQueue& gq = queues_[q];
+  while (gq.running < cfg_.active_chunks_per_dim && !gq.heap.empty()) {
+    std::pop_heap(gq.heap.begin(), gq.heap.end(), [](const Waiting& a, const Waiting& b) {
+      return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
+    });
+    const Waiting w = gq.heap.back();
+    gq.heap.pop_back();
+    ++gq.running;
+    launch(w, q);
+  }
+}
+
+void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
+  Collective& c = collectives_[w.coll];
+  const PhaseSpec& spec = c.specs[w.phase];
+  const Phase& ph = c.phases[w.phase];
+  const Rank base = base_rank(ph, w.instance);
+  members(spec, base, scratch_members_);
+  const TransferShape& shape =
+      shapes_.get(shape_key(spec.op, spec.algorithm, ph.dims_mask, base), spec.op, spec.algorithm, scratch_members_);
+  std::uint32_t slot;
+  if (!free_running_.empty()) {
+    slot = free_running_.back();
+    free_running_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(running_.size());
+    running_.emplace_back();
+  }
+  running_[slot] = RunningPhase{w.coll, w.phase, w.chunk, w.instance, q};
+  ++phases_run_;
+  net_.start(shape, c.chunk_bytes * spec.size_factor, cfg_.endpoint_delay_ps, this, slot);
+}
+
+void CollectiveEngine::transfer_done(std::uint64_t tag) {
+  const RunningPhase rp = running_[tag];
+  free_running_.push_back(static_cast<std::uint32_t>(tag));
+  --queues_[rp.queue].running;
+  advance(rp);
+  dispatch(rp.queue);
+}
+
+void CollectiveEngine::advance(const RunningPhase& rp) {
+  Collective& c = collectives_[rp.coll];
+  const PhaseSpec& spec = c.specs[rp.phase];
+  std::vector<Rank> group;
+  members(spec, base_rank(c.phases[rp.phase], rp.instance), group);
+  const int next = rp.phase + 1;
+  if (next < static_cast<int>(c.phases.size())) {
+    const auto size = static_cast<std::int32_t>(c.specs[next].group_size);
+    for (Rank r : group) {
+      Phase& nph = collectives_[rp.coll].phases[next];
+      const long long g = instance_of(nph, r);
+      if (++nph.arrived[g * c.chunks + rp.chunk] == size) ready(rp.coll, next, g, rp.chunk);
+    }
+    return;
+  }
+  for (Rank r : group) {
+    if (++collectives_[rp.coll].rank_chunks_done[r] == c.chunks) rank_finished(rp.coll, r);
+  }
+}
+
+void CollectiveEngine::rank_finished(CollectiveId id, Rank r) {
+  Collective& c = collectives_[id];
+  ++c.ranks_done;
+  if (c.ranks_done == topo_.num_npus()) c.finish = sim_.now();
+  if (c.listener != nullptr) c.listener->collective_done(id, r);
+}
+
+std::size_t CollectiveEngine::unfinished() const {
+  std::size_t n = 0;
+  for (CollectiveId id = 0; id < collectives_.size(); ++id) n += finished(id) ? 0 : 1;
+  return n;
+}
+
+std::vector<std::string> CollectiveEngine::stuck_report() const {
+  std::vector<std::string> lines;
+  for (CollectiveId id = 0; id < collectives_.size(); ++id) {
+    if (finished(id)) continue;
+    const Collective& c = collectives_[id];
+    std::string line = "collective " + std::to_string(id) + " (" + std::string(to_string(c.req.op));
+    if (!c.req.name.empty()) line += " '" + c.req.name + "'";
+    line += "): " + std::to_string(c.arrivals) + "/" + std::to_string(topo_.num_npus()) + " ranks arrived, " +
+            std::to_string(c.ranks_done) + " done";
+    if (c.arrivals < topo_.num_npus()) {
+      line += "; missing ranks";
+      int shown = 0;
+      for (Rank r = 0; r < topo_.num_npus() && shown < 8; ++r) {
+        if (!c.rank_arrived[r]) {
+          line += " " + std::to_string(r);
+          ++shown;
+        }
+      }
+      if (topo_.num_npus() - c.arrivals > shown) line += " ...";
+    }
+    for (std::size_t p = 0; p < c.phases.size(); ++p) {
+      const Phase& ph = c.phases[p];
+      long long partial = 0;
+      for (std::int32_t a : ph.arrived) partial += (a > 0 && a < c.specs[p].group_size) ? 1 : 0;
+      if (partial > 0) {
+        line += "; phase " + std::to_string(p) + " (" + std::string(to_string(c.specs[p].op)) + "): " +
+                std::to_string(partial) + " chunk-groups waiting for members";
+      }
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace acesim

@@ -1,0 +1,140 @@
+// Runs collectives: splits each into chunks, walks every chunk through the
+// phases of its plan, and hands each phase on each group to the network.
+//
+// A phase on one group (for example one ring of dimension 1) starts for a
+// chunk when every member of that group has finished the previous phase for
+// that chunk (or, for the first phase, has arrived at the collective), and
+// when the group has a free slot: at most `active_chunks_per_dim` chunks run
+// at once on one group, shared by every collective using it. Waiting chunks
+// are served by collective (LIFO: the most recently created first; FIFO: the
+// oldest first), then later phases first (to drain the pipeline), then lower
+// chunk index.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collective/plan.h"
+#include "engine/simulation.h"
+#include "network/network.h"
+#include "network/transfer_shape.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+using CollectiveId = std::uint32_t;
+
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  double bytes = 0.0;     // nccl-tests convention, see build_plan()
+  std::vector<int> dims;  // dimensions it spans; empty: all
+  std::string name;
+};
+
+class CollectiveListener {
+ public:
+  // `rank` has finished its part of collective `id`.
+  virtual void collective_done(CollectiveId id, Rank rank) = 0;
+
+ protected:
+  ~CollectiveListener() = default;
+};
+
+class CollectiveEngine final : private TransferListener, private EventHandler {
+ public:
+  CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveConfig cfg);
+  CollectiveEngine(const CollectiveEngine&) = delete;
+  CollectiveEngine& operator=(const CollectiveEngine&) = delete;
+
+  // Throws std::invalid_argument for bad dimensions, sizes or an algorithm
+  // that cannot run on a group the request produces.
+  CollectiveId create(const CollectiveRequest& req, CollectiveListener* listener = nullptr);
+  // `rank` reaches the collective now. Throws std::logic_error when it already has.
+  void arrive(CollectiveId id, Rank rank);
+  void arrive_all(CollectiveId id);
+
+  bool finished(CollectiveId id) const { return collectives_[id].ranks_done == topo_.num_npus(); }
+  TimePs first_arrival(CollectiveId id) const { return collectives_[id].first_arrival; }
+  TimePs finish_time(CollectiveId id) const { return collectives_[id].finish; }
+  std::size_t num_collectives() const { return collectives_.size(); }
+  std::size_t unfinished() const;
+  // One line per unfinished collective: which ranks have not arrived, and
+  // which phases/chunks/groups are waiting or running.
+  std::vector<std::string> stuck_report() const;
+
+  const CollectiveConfig& config() const { return cfg_; }
+  const std::vector<PhaseSpec>& phases(CollectiveId id) const { return collectives_[id].specs; }
+  std::size_t shapes_built() const { return shapes_.size(); }
+  std::uint64_t phases_run() const { return phases_run_; }
+
+ private:
+  struct Phase {
+    std::uint32_t dims_mask = 0;
+    std::vector<int> other_dims;            // dimensions that separate groups
+    std::vector<long long> other_weight;    // instance index = sum coord x weight
+    long long instances = 0;
+    std::vector<std::int32_t> arrived;      // [instance * chunks + chunk]
+    std::vector<std::int32_t> queue;        // queue index per instance, -1 until used
+  };
+  struct Collective {
+    CollectiveRequest req;
+    CollectiveListener* listener = nullptr;
+    std::vector<PhaseSpec> specs;
+    std::vector<Phase> phases;
+    int chunks = 1;
+    double chunk_bytes = 0.0;
+    std::vector<std::int32_t> rank_chunks_done;
+    std::vector<std::uint8_t> rank_arrived;
+    long long arrivals = 0;
+    long long ranks_done = 0;
+    TimePs first_arrival = kTimeNever;
+    TimePs finish = kTimeNever;
+  };
+  struct Waiting {
+    std::int64_t order;  // smaller runs first (collective position under the policy)
+    std::int32_t phase;
+    std::int32_t chunk;
+    CollectiveId coll;
+    long long instance;
+  };
+  struct GroupQueue {
+    int running = 0;
+    std::vector<Waiting> heap;
+  };
+  struct RunningPhase {
+    CollectiveId coll;
+    std::int32_t phase;
+    std::int32_t chunk;
+    long long instance;
+    std::int32_t queue;
+  };
+
+  long long instance_of(const Phase& ph, Rank r) const;
+  Rank base_rank(const Phase& ph, long long instance) const;
+  void members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const;
+  void ready(CollectiveId id, int phase, long long instance, int chunk);
+  void dispatch(std::int32_t queue);
+  void launch(const Waiting& w, std::int32_t queue);
+  void advance(const RunningPhase& rp);
+  void rank_finished(CollectiveId id, Rank r);
+  void transfer_done(std::uint64_t tag) override;
+  void handle_event(std::uint64_t tag) override;
+
+  Simulation& sim_;
+  const Topology& topo_;
+  NetworkBackend& net_;
+  CollectiveConfig cfg_;
+  ShapeCache shapes_;
+  std::deque<Collective> collectives_;
+  std::deque<GroupQueue> queues_;
+  std::unordered_map<std::uint64_t, std::int32_t> queue_index_;
+  std::vector<RunningPhase> running_;
+  std::vector<std::uint32_t> free_running_;
+  std::vector<Rank> scratch_members_;
+  std::uint64_t phases_run_ = 0;
+};
+
+}  // namespace acesim

@@ -1,0 +1,115 @@
+#include "collective/plan.h"
+
+#include "collective/pattern.h"
+
+namespace acesim {
+
+Algorithm default_algorithm(DimKind kind) {
+  return kind == DimKind::kRing ? Algorithm::kRing : Algorithm::kDirect;
+}
+
+CollectiveConfig default_collective_config(const Topology& topo) {
+  CollectiveConfig c;
+  for (CollectiveOp op : kAllCollectiveOps) {
+    OpConfig& oc = c.op(op);
+    oc.per_dim.clear();
+    for (int d = 0; d < topo.num_dims(); ++d) oc.per_dim.push_back(default_algorithm(topo.dim(d).kind));
+  }
+  return c;
+}
+
+std::vector<PhaseSpec> build_plan(CollectiveOp op, const OpConfig& cfg, const Topology& topo,
+                                  std::span<const int> dims_in) {
+  std::vector<int> dims;
+  for (int d : dims_in) {
+    if (topo.dim(d).npus > 1) dims.push_back(d);
+  }
+  std::vector<PhaseSpec> phases;
+  if (dims.empty()) return phases;
+  auto size_of = [&](int d) { return static_cast<long long>(topo.dim(d).npus); };
+  auto one = [&](CollectiveOp o, int d, double factor) {
+    phases.push_back(PhaseSpec{o, cfg.per_dim.at(d), {d}, factor, size_of(d)});
+  };
+
+  if (cfg.plan == PlanKind::kFlat) {
+    long long n = 1;
+    for (int d : dims) n *= size_of(d);
+    phases.push_back(PhaseSpec{op, cfg.flat, dims, 1.0, n});
+    return phases;
+  }
+  const std::size_t k = dims.size();
+  switch (op) {
+    case CollectiveOp::kAllReduce: {
+      if (cfg.plan == PlanKind::kPerDimension) {
+        for (int d : dims) one(CollectiveOp::kAllReduce, d, 1.0);
+        break;
+      }
+      // A dimension whose algorithm cannot reduce-scatter (double binary
+      // tree) runs a full all-reduce at its level and no all-gather later.
+      auto splits = [&](int d) { return cfg.per_dim.at(d) != Algorithm::kDoubleBinaryTree; };
+      double factor = 1.0;
+      for (std::size_t i = 0; i + 1 < k; ++i) {
+        if (splits(dims[i])) {
+          one(CollectiveOp::kReduceScatter, dims[i], factor);
+          factor /= static_cast<double>(size_of(dims[i]));
+        } else {
+          one(CollectiveOp::kAllReduce, dims[i], factor);
+        }
+      }
+      one(CollectiveOp::kAllReduce, dims[k - 1], factor);
+      for (std::size_t i = k - 1; i-- > 0;) {
+        if (!splits(dims[i])) continue;
+        factor *= static_cast<double>(size_of(dims[i]));
+        one(CollectiveOp::kAllGather, dims[i], factor);
+      }
+      break;
+    }
+    case CollectiveOp::kReduceScatter: {
+      double factor = 1.0;
+      for (std::size_t i = 0; i < k; ++i) {
+        one(CollectiveOp::kReduceScatter, dims[i], factor);
+        factor /= static_cast<double>(size_of(dims[i]));
+      }
+      break;
+    }
+    case CollectiveOp::kAllGather: {
+      // Mirror of reduce-scatter: smallest pieces on the last dimension first,
+      // the full output gathered on the first dimension last.
+      double factor = 1.0;
+      for (std::size_t i = 0; i + 1 < k; ++i) factor /= static_cast<double>(size_of(dims[i]));
+      for (std::size_t i = k; i-- > 0;) {
+        one(CollectiveOp::kAllGather, dims[i], factor);
+        if (i > 0) factor *= static_cast<double>(size_of(dims[i - 1]));
+      }
+      break;
+    }
+    case CollectiveOp::kAllToAll:
+      for (int d : dims) one(CollectiveOp::kAllToAll, d, 1.0);
+      break;
+  }
+  return phases;
+}
+
+std::string validate(const CollectiveConfig& cfg, const Topology& topo) {
+  if (cfg.chunks < 1) return "chunks must be >= 1";
+  if (cfg.active_chunks_per_dim < 1) return "active chunks per dimension must be >= 1";
+  if (cfg.endpoint_delay_ps < 0) return "endpoint delay must be >= 0";
+  std::vector<int> all;
+  for (int d = 0; d < topo.num_dims(); ++d) all.push_back(d);
+  for (CollectiveOp op : kAllCollectiveOps) {
+    const OpConfig& oc = cfg.op(op);
+    if (oc.plan != PlanKind::kFlat && static_cast<int>(oc.per_dim.size()) != topo.num_dims()) {
+      return std::string(to_string(op)) + ": " + std::to_string(oc.per_dim.size()) +
+             " algorithms given for a topology of " + std::to_string(topo.num_dims()) + " dimensions";
+    }
+    for (const PhaseSpec& ph : build_plan(op, oc, topo, all)) {
+      if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
+        std::string where = ph.dims.size() == 1 ? " on dimension " + std::to_string(ph.dims[0]) : " on the flat group";
+        return std::string(to_string(op)) + where + ": " + *why;
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace acesim

@@ -1,0 +1,58 @@
+// Multi-dimension plans: how one collective over several dimensions becomes a
+// sequence of phases, each an algorithm run on groups spanning some of the
+// dimensions. Every chunk of the collective walks the phases in order.
+#pragma once
+
+#include <array>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collective/types.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+// How one operation is carried out.
+struct OpConfig {
+  PlanKind plan = PlanKind::kHierarchical;
+  std::vector<Algorithm> per_dim;  // hierarchical / per-dimension: one per topology dimension
+  Algorithm flat = Algorithm::kRing;  // flat plan: the algorithm over the whole group
+};
+
+struct CollectiveConfig {
+  int chunks = 1;                 // pieces each collective is split into (pipelined)
+  int active_chunks_per_dim = 1;  // chunks running at once on one group of a dimension
+  SchedulingPolicy policy = SchedulingPolicy::kLifo;
+  TimePs endpoint_delay_ps = 0;  // added to every step (message handling at the endpoint)
+  std::array<OpConfig, 4> ops;   // indexed by CollectiveOp
+
+  OpConfig& op(CollectiveOp o) { return ops[static_cast<int>(o)]; }
+  const OpConfig& op(CollectiveOp o) const { return ops[static_cast<int>(o)]; }
+};
+
+// Default algorithm on a dimension kind: ring on rings, direct on
+// fully-connected groups and switches (documented in docs/model.md).
+Algorithm default_algorithm(DimKind kind);
+CollectiveConfig default_collective_config(const Topology& topo);
+
+struct PhaseSpec {
+  CollectiveOp op;
+  Algorithm algorithm;
+  std::vector<int> dims;  // topology dimensions one group of this phase spans
+  double size_factor;     // phase data size = chunk size x size_factor
+  long long group_size;
+};
+
+// The phases of `op` over `dims` (topology dimensions, in the order given;
+// dimensions of size 1 are skipped). Sizes follow nccl-tests: all-reduce and
+// reduce-scatter take the per-rank input size, all-gather the per-rank output
+// size, all-to-all the bytes each rank sends in total.
+std::vector<PhaseSpec> build_plan(CollectiveOp op, const OpConfig& cfg, const Topology& topo,
+                                  std::span<const int> dims);
+
+// Checks that every phase the configuration can produce is supported.
+// Returns a description of the first problem, or an empty string.
+std::string validate(const CollectiveConfig& cfg, const Topology& topo);
+
+}  // namespace acesim

@@ -1,0 +1,249 @@
+// ASTRA-sim 2.0 analytical inputs: network YAML + system JSON
+// (formats summarised in docs/formats.md).
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "collective/pattern.h"
+#include "config/input_error.h"
+#include "config/platform.h"
+#include "config/yaml_reader.h"
+
+namespace acesim {
+namespace {
+
+using nlohmann::json;
+
+std::string squash(const std::string& s) {
+  std::string n;
+  for (char c : s) {
+    if (c != '-' && c != '_' && c != ' ') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return n;
+}
+
+std::vector<DimensionSpec> read_network(const std::string& file) {
+  using namespace yaml;
+  const YAML::Node root = parse(read_text_file(file), file);
+  check_map(root, file, "", {"topology", "npus_count", "bandwidth", "latency"});
+  for (const char* k : {"topology", "npus_count", "bandwidth", "latency"}) require(root, k, file, "");
+  const auto kinds = scalar_list(root["topology"], file, "topology", false);
+  const auto npus = scalar_list(root["npus_count"], file, "npus_count", false);
+  const auto bw = scalar_list(root["bandwidth"], file, "bandwidth", false);
+  const auto lat = scalar_list(root["latency"], file, "latency", false);
+  if (kinds.empty()) throw_input_error(file, line_of(root["topology"]), "topology", "no dimensions given");
+  if (kinds.size() > 16) throw_input_error(file, line_of(root["topology"]), "topology", "at most 16 dimensions are supported");
+  auto same_length = [&](const char* key, std::size_t n) {
+    if (n != kinds.size()) {
+      throw_input_error(file, line_of(root[key]), key,
+                        std::to_string(n) + " entries, but topology lists " + std::to_string(kinds.size()) + " dimensions");
+    }
+  };
+  same_length("npus_count", npus.size());
+  same_length("bandwidth", bw.size());
+  same_length("latency", lat.size());
+  std::vector<DimensionSpec> dims;
+  long long total = 1;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const std::string idx = "[" + std::to_string(i) + "]";
+    DimensionSpec d;
+    const std::string k = squash(kinds[i]);
+    if (k == "ring") {
+      d.kind = DimKind::kRing;
+    } else if (k == "fullyconnected") {
+      d.kind = DimKind::kFullyConnected;
+    } else if (k == "switch") {
+      d.kind = DimKind::kSwitch;
+    } else {
+      const std::vector<std::string> names = {"Ring", "FullyConnected", "Switch"};
+      throw_input_error(file, line_of(root["topology"]), "topology" + idx, "unknown topology '" + kinds[i] + "'" + suggestion(kinds[i], names));
+    }
+    const long long n = integer(root["npus_count"][i], file, "npus_count" + idx);
+    if (n < 1 || n > (1LL << 30)) throw_input_error(file, line_of(root["npus_count"]), "npus_count" + idx, "must be >= 1, got " + npus[i]);
+    d.npus = static_cast<int>(n);
+    total *= n;
+    if (total > (1LL << 31) - 1) throw_input_error(file, line_of(root["npus_count"]), "npus_count", "more than 2^31-1 NPUs in total");
+    d.bandwidth_GBps = number(root["bandwidth"][i], file, "bandwidth" + idx);
+    if (!(d.bandwidth_GBps > 0.0)) throw_input_error(file, line_of(root["bandwidth"]), "bandwidth" + idx, "must be > 0 GB/s, got " + bw[i]);
+    d.latency_ns = number(root["latency"][i], file, "latency" + idx);
+    if (d.latency_ns < 0.0) throw_input_error(file, line_of(root["latency"]), "latency" + idx, "must be >= 0 ns, got " + lat[i]);
+    dims.push_back(d);
+  }
+  return dims;
+}
+
+int json_line(const std::string& text, std::size_t byte) {
+  byte = std::min(byte, text.size());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(byte), '\n'));
+}
+
+// The line of `"key"` in the text, for messages about a key's value.
+int key_line(const std::string& text, const std::string& key) {
+  const std::size_t pos = text.find("\"" + key + "\"");
+  return pos == std::string::npos ? 0 : json_line(text, pos);
+}
+
+double json_number(const json& v, const std::string& file, int line, const std::string& key) {
+  if (!v.is_number()) throw_input_error(file, line, key, "expected a number, got " + v.dump());
+  return v.get<double>();
+}
+
+long long json_integer(const json& v, const std::string& file, int line, const std::string& key, long long min) {
+  if (!v.is_number_integer()) throw_input_error(file, line, key, "expected an integer, got " + v.dump());
+  const long long x = v.get<long long>();
+  if (x < min) throw_input_error(file, line, key, "must be >= " + std::to_string(min) + ", got " + std::to_string(x));
+  return x;
+}
+
+void read_implementation(const json& v, CollectiveOp op, const std::vector<DimensionSpec>& dims, OpConfig& oc,
+                         const std::string& file, int line, const std::string& key, const std::string& network_file) {
+  std::vector<std::string> names;
+  if (v.is_string()) {
+    // ASTRA-sim 1.0 style: "ring_ring_direct".
+    std::string s = v.get<std::string>();
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t u = s.find('_', start);
+      names.push_back(s.substr(start, u == std::string::npos ? std::string::npos : u - start));
+      if (u == std::string::npos) break;
+      start = u + 1;
+    }
+  } else if (v.is_array()) {
+    for (const json& e : v) {
+      if (!e.is_string()) throw_input_error(file, line, key, "expected algorithm names, got " + e.dump());
+      names.push_back(e.get<std::string>());
+    }
+  } else {
+    throw_input_error(file, line, key, "expected a list of algorithm names, got " + v.dump());
+  }
+  if (names.empty()) throw_input_error(file, line, key, "empty list");
+  const std::vector<std::string> valid = {"ring", "direct", "halvingDoubling", "doubleBinaryTree",
+                                          "oneRing", "oneDirect", "oneHalvingDoubling", "oneDoubleBinaryTree"};
+  auto parse_one = [&](const std::string& name, bool& flat) {
+    std::string base = name;
+    flat = name.size() > 3 && name.compare(0, 3, "one") == 0;
+    if (flat) base = name.substr(3);
+    const auto alg = parse_algorithm(base);
+    if (!alg) throw_input_error(file, line, key, "unknown implementation '" + name + "'" + suggestion(name, valid));
+    return *alg;
+  };
+  bool flat0 = false;
+  const Algorithm first = parse_one(names[0], flat0);
+  if (flat0) {
+    for (const std::string& n : names) {
+      bool f = false;
+      if (parse_one(n, f) != first || !f) {
+        throw_input_error(file, line, key, "mixes '" + names[0] + "' with '" + n + "': a one* implementation spans all dimensions");
+      }
+    }
+    oc.plan = PlanKind::kFlat;
+    oc.flat = first;
+    long long n = 1;
+    for (const DimensionSpec& d : dims) n *= d.npus;
+    if (auto why = unsupported_reason(op, oc.flat, n)) throw_input_error(file, line, key, *why);
+    return;
+  }
+  if (names.size() != dims.size()) {
+    throw_input_error(file, line, key,
+                      std::to_string(names.size()) + " entries, but " + network_file + " has " +
+                          std::to_string(dims.size()) + (dims.size() == 1 ? " dimension" : " dimensions"));
+  }
+  oc.per_dim.clear();
+  for (const std::string& n : names) {
+    bool f = false;
+    oc.per_dim.push_back(parse_one(n, f));
+    if (f) throw_input_error(file, line, key, "'" + n + "' spans all dimensions and cannot be mixed with per-dimension algorithms");
+  }
+}
+
+}  // namespace
+
+PlatformConfig load_astra_platform(const std::string& network_file, const std::string& system_file) {
+  PlatformConfig pc;
+  pc.source = network_file + " + " + system_file;
+  pc.dims = read_network(network_file);
+  const Topology topo(pc.dims);
+  pc.collectives = default_collective_config(topo);
+  // ASTRA-sim's analytical backends are congestion-unaware by default; we
+  // keep acesim's congestion-aware fluid backend unless asked otherwise
+  // (--backend analytical). With no sharing both give the same answer.
+
+  const std::string text = read_text_file(system_file);
+  json sys;
+  try {
+    sys = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string msg = e.what();
+    const std::size_t cut = msg.find("parse error");
+    if (cut != std::string::npos) msg = msg.substr(cut);
+    throw_input_error(system_file, json_line(text, e.byte), "", "malformed JSON: " + msg);
+  }
+  if (!sys.is_object()) throw_input_error(system_file, 1, "", "expected a JSON object of system settings");
+
+  const std::vector<std::string> known = {
+      "scheduling-policy", "endpoint-delay", "active-chunks-per-dimension", "preferred-dataset-splits",
+      "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
+      "all-to-all-implementation", "collective-optimization", "local-mem-bw", "peak-perf", "boost-mode",
+      "roofline-enabled", "track-local-mem", "local-mem-trace-filename", "intra-dimension-scheduling",
+      "inter-dimension-scheduling", "local-reduction-delay", "model-shared-bus", "L", "o", "g", "G",
+      "seprate-log", "replay-only"};
+  CollectiveConfig& cc = pc.collectives;
+  bool baseline_optimization = false;
+  for (auto it = sys.begin(); it != sys.end(); ++it) {
+    const std::string& key = it.key();
+    const json& v = it.value();
+    const int line = key_line(text, key);
+    if (key == "scheduling-policy") {
+      const auto p = v.is_string() ? parse_scheduling_policy(v.get<std::string>()) : std::nullopt;
+      if (!p) throw_input_error(system_file, line, key, "expected \"LIFO\" or \"FIFO\", got " + v.dump());
+      cc.policy = *p;
+    } else if (key == "endpoint-delay") {
+      // ASTRA-sim counts cycles of 1 ns.
+      const double ns = json_number(v, system_file, line, key);
+      if (ns < 0.0) throw_input_error(system_file, line, key, "must be >= 0");
+      cc.endpoint_delay_ps = ns_to_ps(ns);
+    } else if (key == "active-chunks-per-dimension") {
+      cc.active_chunks_per_dim = static_cast<int>(std::min<long long>(json_integer(v, system_file, line, key, 1), 1'000'000));
+    } else if (key == "preferred-dataset-splits") {
+      const long long c = json_integer(v, system_file, line, key, 1);
+      if (c > 1'000'000) throw_input_error(system_file, line, key, "must be <= 1000000");
+      cc.chunks = static_cast<int>(c);
+    } else if (key == "all-reduce-implementation") {
+      read_implementation(v, CollectiveOp::kAllReduce, pc.dims, cc.op(CollectiveOp::kAllReduce), system_file, line, key, network_file);
+    } else if (key == "reduce-scatter-implementation") {
+      read_implementation(v, CollectiveOp::kReduceScatter, pc.dims, cc.op(CollectiveOp::kReduceScatter), system_file, line, key, network_file);
+    } else if (key == "all-gather-implementation") {
+      read_implementation(v, CollectiveOp::kAllGather, pc.dims, cc.op(CollectiveOp::kAllGather), system_file, line, key, network_file);
+    } else if (key == "all-to-all-implementation") {
+      read_implementation(v, CollectiveOp::kAllToAll, pc.dims, cc.op(CollectiveOp::kAllToAll), system_file, line, key, network_file);
+    } else if (key == "collective-optimization") {
+      const std::string s = v.is_string() ? v.get<std::string>() : std::string();
+      if (s == "baseline") {
+        baseline_optimization = true;
+      } else if (s != "localBWAware") {
+        throw_input_error(system_file, line, key, "expected \"baseline\" or \"localBWAware\", got " + v.dump());
+      }
+    } else if (key == "local-mem-bw") {
+      pc.local_mem_bw_GBps = json_number(v, system_file, line, key);
+      if (!(*pc.local_mem_bw_GBps > 0.0)) throw_input_error(system_file, line, key, "must be > 0 GB/s");
+    } else if (key == "peak-perf") {
+      pc.peak_perf_TFLOPS = json_number(v, system_file, line, key);
+      if (!(*pc.peak_perf_TFLOPS > 0.0)) throw_input_error(system_file, line, key, "must be > 0 TFLOP/s");
+    } else if (std::find(known.begin(), known.end(), key) != known.end()) {
+      if (!(key == "boost-mode" && v == 0) && !(key == "roofline-enabled" && v == 0) && !(key == "track-local-mem" && v == 0)) {
+        pc.warnings.push_back(system_file + ": " + key + " is not modelled by acesim and is ignored");
+      }
+    } else {
+      throw_input_error(system_file, line, key, "unknown key" + suggestion(key, known));
+    }
+  }
+  if (baseline_optimization && cc.op(CollectiveOp::kAllReduce).plan == PlanKind::kHierarchical) {
+    cc.op(CollectiveOp::kAllReduce).plan = PlanKind::kPerDimension;
+  }
+  const std::string problem = validate(cc, topo);
+  if (!problem.empty()) throw_input_error(system_file, 0, "", problem);
+  return pc;
+}
+
+}  // namespace acesim

@@ -1,0 +1,203 @@
+// acesim's native platform YAML (schema in docs/formats.md).
+#include <cctype>
+
+#include "collective/pattern.h"
+#include "config/input_error.h"
+#include "config/platform.h"
+#include "config/yaml_reader.h"
+
+namespace acesim {
+namespace {
+
+std::optional<DimKind> parse_kind(const std::string& s) {
+  std::string n;
+  for (char c : s) {
+    if (c != '-' && c != '_' && c != ' ') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  if (n == "ring") return DimKind::kRing;
+  if (n == "fullyconnected") return DimKind::kFullyConnected;
+  if (n == "switch") return DimKind::kSwitch;
+  return std::nullopt;
+}
+
+const std::vector<std::string> kKindNames = {"ring", "fully-connected", "switch"};
+
+DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, const std::string& path) {
+  using namespace yaml;
+  check_map(node, file, path, {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour"});
+  for (const char* k : {"kind", "npus", "bandwidth_GBps", "latency_ns"}) require(node, k, file, path);
+  DimensionSpec d;
+  const std::string kind = scalar(node["kind"], file, path + ".kind");
+  const auto k = parse_kind(kind);
+  if (!k) throw_input_error(file, line_of(node["kind"]), path + ".kind", "unknown kind '" + kind + "'" + suggestion(kind, kKindNames));
+  d.kind = *k;
+  const long long npus = integer(node["npus"], file, path + ".npus");
+  if (npus < 1 || npus > (1LL << 30)) {
+    throw_input_error(file, line_of(node["npus"]), path + ".npus", "must be an integer >= 1, got " + std::to_string(npus));
+  }
+  d.npus = static_cast<int>(npus);
+  d.bandwidth_GBps = number(node["bandwidth_GBps"], file, path + ".bandwidth_GBps");
+  if (!(d.bandwidth_GBps > 0.0)) {
+    throw_input_error(file, line_of(node["bandwidth_GBps"]), path + ".bandwidth_GBps",
+                      "must be > 0, got " + node["bandwidth_GBps"].Scalar());
+  }
+  d.latency_ns = number(node["latency_ns"], file, path + ".latency_ns");
+  if (d.latency_ns < 0.0) {
+    throw_input_error(file, line_of(node["latency_ns"]), path + ".latency_ns", "must be >= 0, got " + node["latency_ns"].Scalar());
+  }
+  if (node["links_per_neighbour"]) {
+    const long long links = integer(node["links_per_neighbour"], file, path + ".links_per_neighbour");
+    if (links < 1 || links > 1024) {
+      throw_input_error(file, line_of(node["links_per_neighbour"]), path + ".links_per_neighbour",
+                        "must be an integer >= 1, got " + std::to_string(links));
+    }
+    d.links_per_neighbour = static_cast<int>(links);
+  }
+  return d;
+}
+
+Algorithm read_algorithm(const YAML::Node& node, const std::string& name, const std::string& file,
+                         const std::string& path) {
+  const auto alg = parse_algorithm(name);
+  if (!alg) {
+    const auto names = algorithm_names();
+    throw_input_error(file, yaml::line_of(node), path, "unknown algorithm '" + name + "'" + suggestion(name, names));
+  }
+  return *alg;
+}
+
+void read_op(const YAML::Node& node, CollectiveOp op, const std::vector<DimensionSpec>& dims, OpConfig& oc,
+             const std::string& file, const std::string& path) {
+  using namespace yaml;
+  check_map(node, file, path, {"plan", "algorithm"});
+  if (node["plan"]) {
+    const std::string p = scalar(node["plan"], file, path + ".plan");
+    const auto plan = parse_plan(p);
+    if (!plan) {
+      const auto names = plan_names();
+      throw_input_error(file, line_of(node["plan"]), path + ".plan", "unknown plan '" + p + "'" + suggestion(p, names));
+    }
+    oc.plan = *plan;
+  }
+  if (!node["algorithm"]) return;
+  const YAML::Node an = node["algorithm"];
+  const std::string apath = path + ".algorithm";
+  const auto names = scalar_list(an, file, apath, true);
+  if (oc.plan == PlanKind::kFlat) {
+    if (names.size() != 1) throw_input_error(file, line_of(an), apath, "a flat plan takes one algorithm, not a list");
+    oc.flat = read_algorithm(an, names[0], file, apath);
+    long long n = 1;
+    for (const DimensionSpec& d : dims) n *= d.npus;
+    if (auto why = unsupported_reason(op, oc.flat, n)) throw_input_error(file, line_of(an), apath, *why);
+    return;
+  }
+  if (an.IsSequence() && names.size() != dims.size()) {
+    throw_input_error(file, line_of(an), apath,
+                      std::to_string(names.size()) + " algorithms for a topology of " + std::to_string(dims.size()) +
+                          " dimensions (give one per dimension, or a single name for all)");
+  }
+  oc.per_dim.clear();
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    oc.per_dim.push_back(read_algorithm(an, names.size() == 1 ? names[0] : names[d], file, apath));
+  }
+  // Every phase the plan runs over the whole topology must be supported
+  // (e.g. halving-doubling needs a power-of-two dimension).
+  const Topology topo(dims);
+  std::vector<int> all;
+  for (std::size_t d = 0; d < dims.size(); ++d) all.push_back(static_cast<int>(d));
+  for (const PhaseSpec& ph : build_plan(op, oc, topo, all)) {
+    if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
+      const std::string at = names.size() == 1 ? apath : apath + "[" + std::to_string(ph.dims[0]) + "]";
+      throw_input_error(file, line_of(an), at, *why);
+    }
+  }
+}
+
+}  // namespace
+
+PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file) {
+  using namespace yaml;
+  const YAML::Node root = parse(text, file);
+  check_map(root, file, "", {"topology", "network", "collectives"});
+  require(root, "topology", file, "");
+  PlatformConfig pc;
+  pc.source = file;
+  const YAML::Node topo = root["topology"];
+  if (!topo.IsSequence() || topo.size() == 0) {
+    throw_input_error(file, line_of(topo), "topology", "expected a non-empty list of dimensions");
+  }
+  if (topo.size() > 16) throw_input_error(file, line_of(topo), "topology", "at most 16 dimensions are supported");
+  long long total = 1;
+  for (std::size_t i = 0; i < topo.size(); ++i) {
+    pc.dims.push_back(read_dimension(topo[i], file, "topology[" + std::to_string(i) + "]"));
+    total *= pc.dims.back().npus;
+    if (total > (1LL << 31) - 1) {
+      throw_input_error(file, line_of(topo[i]), "topology", "more than 2^31-1 NPUs in total");
+    }
+  }
+  const Topology t(pc.dims);
+  pc.collectives = default_collective_config(t);
+
+  if (root["network"]) {
+    const YAML::Node n = root["network"];
+    check_map(n, file, "network", {"backend", "granularity"});
+    if (n["backend"]) {
+      const std::string b = scalar(n["backend"], file, "network.backend");
+      const auto kind = parse_backend(b);
+      const std::vector<std::string> names = {"analytical", "fluid"};
+      if (!kind) throw_input_error(file, line_of(n["backend"]), "network.backend", "unknown backend '" + b + "'" + suggestion(b, names));
+      pc.network.backend = *kind;
+    }
+    if (n["granularity"]) {
+      const std::string g = scalar(n["granularity"], file, "network.granularity");
+      const auto gran = parse_granularity(g);
+      const std::vector<std::string> names = {"phase", "step"};
+      if (!gran) throw_input_error(file, line_of(n["granularity"]), "network.granularity", "unknown granularity '" + g + "'" + suggestion(g, names));
+      pc.network.granularity = *gran;
+    }
+  }
+
+  if (root["collectives"]) {
+    const YAML::Node c = root["collectives"];
+    check_map(c, file, "collectives",
+              {"chunks", "active_chunks_per_dimension", "scheduling", "endpoint_delay_ns", "all-reduce",
+               "reduce-scatter", "all-gather", "all-to-all"});
+    CollectiveConfig& cc = pc.collectives;
+    if (c["chunks"]) {
+      const long long v = integer(c["chunks"], file, "collectives.chunks");
+      if (v < 1 || v > 1'000'000) throw_input_error(file, line_of(c["chunks"]), "collectives.chunks", "must be an integer in 1..1000000, got " + std::to_string(v));
+      cc.chunks = static_cast<int>(v);
+    }
+    if (c["active_chunks_per_dimension"]) {
+      const long long v = integer(c["active_chunks_per_dimension"], file, "collectives.active_chunks_per_dimension");
+      if (v < 1 || v > 1'000'000) {
+        throw_input_error(file, line_of(c["active_chunks_per_dimension"]), "collectives.active_chunks_per_dimension",
+                          "must be an integer >= 1, got " + std::to_string(v));
+      }
+      cc.active_chunks_per_dim = static_cast<int>(v);
+    }
+    if (c["scheduling"]) {
+      const std::string s = scalar(c["scheduling"], file, "collectives.scheduling");
+      const auto p = parse_scheduling_policy(s);
+      const std::vector<std::string> names = {"lifo", "fifo"};
+      if (!p) throw_input_error(file, line_of(c["scheduling"]), "collectives.scheduling", "unknown policy '" + s + "'" + suggestion(s, names));
+      cc.policy = *p;
+    }
+    if (c["endpoint_delay_ns"]) {
+      const double v = number(c["endpoint_delay_ns"], file, "collectives.endpoint_delay_ns");
+      if (v < 0.0) throw_input_error(file, line_of(c["endpoint_delay_ns"]), "collectives.endpoint_delay_ns", "must be >= 0");
+      cc.endpoint_delay_ps = ns_to_ps(v);
+    }
+    for (CollectiveOp op : kAllCollectiveOps) {
+      const std::string key(to_string(op));
+      if (c[key]) read_op(c[key], op, pc.dims, cc.op(op), file, "collectives." + key);
+    }
+  }
+  const std::string problem = validate(pc.collectives, t);
+  if (!problem.empty()) throw_input_error(file, 0, "collectives", problem);
+  return pc;
+}
+
+PlatformConfig load_platform_file(const std::string& path) { return parse_platform_yaml(read_text_file(path), path); }
+
+}  // namespace acesim

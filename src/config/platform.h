@@ -1,0 +1,41 @@
+// A platform: topology, network backend and collective settings, read from
+// acesim's native YAML or from ASTRA-sim 2.0 analytical inputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collective/plan.h"
+#include "network/network.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+struct PlatformConfig {
+  std::string source;  // where it came from, for reports
+  std::vector<DimensionSpec> dims;
+  NetworkConfig network;
+  CollectiveConfig collectives;
+  // From an ASTRA-sim system file; used by the endpoint model.
+  std::optional<double> local_mem_bw_GBps;
+  std::optional<double> peak_perf_TFLOPS;
+  // Inputs that were read but do not change the result; printed by the CLI.
+  std::vector<std::string> warnings;
+};
+
+// Native YAML (schema: docs/formats.md). Throws InputError.
+PlatformConfig load_platform_file(const std::string& path);
+PlatformConfig parse_platform_yaml(std::string_view text, const std::string& source);
+// The built-in default (presets/default.yaml, embedded at build time).
+PlatformConfig default_platform();
+std::string_view default_platform_yaml();
+
+// ASTRA-sim 2.0 analytical network YAML + system JSON. Throws InputError.
+PlatformConfig load_astra_platform(const std::string& network_yml, const std::string& system_json);
+
+// Reads a whole file; throws InputError naming it when it cannot.
+std::string read_text_file(const std::string& path);
+
+}  // namespace acesim

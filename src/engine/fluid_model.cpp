@@ -1,0 +1,367 @@
+#include "engine/fluid_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace acesim {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool due_later(TimePs ta, std::uint32_t ia, TimePs tb, std::uint32_t ib) {
+  return ta != tb ? ta > tb : ia > ib;
+}
+}  // namespace
+
+ResourceId FluidModel::add_resource(std::string name, double capacity_per_s) {
+  if (!(capacity_per_s >= 0.0) || std::isinf(capacity_per_s)) {
+    throw std::invalid_argument("resource '" + name + "': capacity must be finite and >= 0");
+  }
+  Resource r;
+  r.name = std::move(name);
+  r.capacity = capacity_per_s;
+  resources_.push_back(std::move(r));
+  return static_cast<ResourceId>(resources_.size() - 1);
+}
+
+void FluidModel::set_capacity(TimePs now, ResourceId id, double capacity_per_s) {
+  if (!(capacity_per_s >= 0.0) || std::isinf(capacity_per_s)) {
+    throw std::invalid_argument("resource '" + resources_[id].name + "': capacity must be finite and >= 0");
+  }
+  // Progress so far happened at the old rates: settle before the change.
+  if (!dirty_.empty()) solve(now);
+  resources_[id].capacity = capacity_per_s;
+  mark_dirty(id);
+}
+
+double FluidModel::resource_used(ResourceId id, TimePs now) const {
+  const Resource& r = resources_[id];
+  return r.used + r.load * ps_to_seconds(now - r.last_change);
+}
+
+void FluidModel::mark_dirty(ResourceId r) {
+  if (!resources_[r].dirty) {
+    resources_[r].dirty = true;
+    dirty_.push_back(r);
+  }
+}
+
+ActivityId FluidModel::start(TimePs now, const ActivitySpec& spec, std::span<const Usage> usage,
+                             ActivityListener* listener, std::uint64_t tag) {
+  if (!(spec.weight > 0.0) || std::isinf(spec.weight)) {
+    throw std::invalid_argument("activity weight must be finite and > 0");
+  }
+  if (!(spec.max_rate > 0.0)) throw std::invalid_argument("activity max_rate must be > 0");
+  bool bounded = !std::isinf(spec.max_rate);
+  for (const Usage& u : usage) {
+    if (u.resource >= resources_.size()) throw std::invalid_argument("activity uses an unknown resource");
+    if (!(u.amount_per_unit >= 0.0) || std::isinf(u.amount_per_unit)) {
+      throw std::invalid_argument("activity usage must be finite and >= 0");
+    }
+    if (u.amount_per_unit > 0.0) bounded = true;
+  }
+  if (!bounded) throw std::invalid_argument("activity uses no resource and has no max_rate: its rate would be unbounded");
+
+  std::uint32_t idx;
+  if (!free_slots_.empty()) {
+    idx = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    idx = static_cast<std::uint32_t>(activities_.size());
+    activities_.emplace_back();
+  }
+  Activity& a = activities_[idx];
+  a.remaining = std::max(0.0, spec.work);
+  a.rate = 0.0;
+  a.weight = spec.weight;
+  a.max_rate = spec.max_rate;
+  a.priority_class = spec.priority_class;
+  a.last_update = now;
+  a.done_at = kTimeNever;
+  a.alive = true;
+  a.listener = listener;
+  a.tag = tag;
+  a.usage.clear();
+  a.position.clear();
+  ++active_count_;
+  ++stats_.activities_started;
+
+  if (a.remaining <= 0.0) {
+    // Nothing to do: completes at once, holds no resource.
+    a.done_at = now;
+    push_due(Due{now, idx, ++a.version});
+    return ActivityId{idx, a.generation};
+  }
+  for (const Usage& u : usage) {
+    if (u.amount_per_unit <= 0.0) continue;
+    a.usage.push_back(u);
+    Resource& r = resources_[u.resource];
+    a.position.push_back(static_cast<std::uint32_t>(r.users.size()));
+    r.users.push_back(idx);
+    mark_dirty(u.resource);
+  }
+  if (a.usage.empty()) {
+    // Bounded by its own max_rate only: no sharing, rate known now.
+    a.rate = a.max_rate;
+    schedule_completion(idx, now);
+  }
+  return ActivityId{idx, a.generation};
+}
+
+bool FluidModel::active(ActivityId id) const {
+  return id.valid() && id.index < activities_.size() && activities_[id.index].alive &&
+         activities_[id.index].generation == id.generation;
+}
+
+void FluidModel::detach(std::uint32_t idx, TimePs now) {
+  Activity& a = activities_[idx];
+  for (std::size_t k = 0; k < a.usage.size(); ++k) {
+    Resource& r = resources_[a.usage[k].resource];
+    // The departing activity's consumption ends now: settle the integral.
+    r.used += r.load * ps_to_seconds(now - r.last_change);
+    r.last_change = now;
+    r.load = std::max(0.0, r.load - a.rate * a.usage[k].amount_per_unit);
+    const std::uint32_t pos = a.position[k];
+    const std::uint32_t moved = r.users.back();
+    r.users[pos] = moved;
+    r.users.pop_back();
+    if (moved != idx) {
+      Activity& m = activities_[moved];
+      for (std::size_t j = 0; j < m.usage.size(); ++j) {
+        if (m.usage[j].resource == a.usage[k].resource) {
+          m.position[j] = pos;
+          break;
+        }
+      }
+    }
+    mark_dirty(a.usage[k].resource);
+  }
+  a.alive = false;
+  ++a.generation;
+  ++a.version;
+  --active_count_;
+  free_slots_.push_back(idx);
+}
+
+void FluidModel::cancel(TimePs now, ActivityId id) {
+  if (!active(id)) return;
+  detach(id.index, now);
+}
+
+double FluidModel::rate(TimePs now, ActivityId id) {
+  if (!dirty_.empty()) solve(now);
+  return active(id) ? activities_[id.index].rate : 0.0;
+}
+
+double FluidModel::remaining(TimePs now, ActivityId id) {
+  if (!active(id)) return 0.0;
+  if (!dirty_.empty()) solve(now);
+  const Activity& a = activities_[id.index];
+  return std::max(0.0, a.remaining - a.rate * ps_to_seconds(now - a.last_update));
+}
+
+void FluidModel::push_due(const Due& d) {
+  due_.push_back(d);
+  std::push_heap(due_.begin(), due_.end(), [](const Due& x, const Due& y) {
+    return due_later(x.time, x.index, y.time, y.index);
+  });
+}
+
+bool FluidModel::stale(const Due& d) const {
+  const Activity& a = activities_[d.index];
+  return !a.alive || a.version != d.version;
+}
+
+void FluidModel::compact_due() {
+  std::vector<Due> kept;
+  kept.reserve(active_count_);
+  for (const Due& d : due_) {
+    if (!stale(d)) kept.push_back(d);
+  }
+  due_.swap(kept);
+  std::make_heap(due_.begin(), due_.end(), [](const Due& x, const Due& y) {
+    return due_later(x.time, x.index, y.time, y.index);
+  });
+}
+
+void FluidModel::schedule_completion(std::uint32_t idx, TimePs now) {
+  Activity& a = activities_[idx];
+  TimePs t;
+  if (a.remaining <= 0.0) {
+    t = now;
+  } else if (a.rate <= 0.0) {
+    t = kTimeNever;
+  } else {
+    const TimePs dt = seconds_to_ps_ceil(a.remaining / a.rate);
+    t = dt >= kTimeNever - now ? kTimeNever : now + dt;
+  }
+  if (t == a.done_at) return;
+  a.done_at = t;
+  ++a.version;
+  if (t != kTimeNever) push_due(Due{t, idx, a.version});
+}
+
+void FluidModel::solve(TimePs now) {
+  ++stamp_;
+  for (ResourceId r : dirty_) {
+    if (resources_[r].stamp != stamp_) solve_component(now, r);
+  }
+  for (ResourceId r : dirty_) resources_[r].dirty = false;
+  dirty_.clear();
+  if (due_.size() > 4 * active_count_ + 1024) compact_due();
+}
+
+void FluidModel::fix(std::uint32_t idx, double lambda) {
+  Activity& a = activities_[idx];
+  a.rate = a.weight * lambda;
+  a.fixed = true;
+  for (const Usage& u : a.usage) {
+    Resource& r = resources_[u.resource];
+    r.left -= u.amount_per_unit * a.rate;
+    r.denom -= u.amount_per_unit * a.weight;
+    r.load += u.amount_per_unit * a.rate;
+    --r.unfixed;
+  }
+}
+
+void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
+  ++stats_.components_solved;
+  comp_acts_.clear();
+  comp_res_.clear();
+  // Breadth-first over resource -> activity -> resource.
+  resources_[seed].stamp = stamp_;
+  comp_res_.push_back(seed);
+  for (std::size_t i = 0; i < comp_res_.size(); ++i) {
+    for (std::uint32_t ai : resources_[comp_res_[i]].users) {
+      Activity& a = activities_[ai];
+      if (a.stamp == stamp_) continue;
+      a.stamp = stamp_;
+      comp_acts_.push_back(ai);
+      for (const Usage& u : a.usage) {
+        if (resources_[u.resource].stamp != stamp_) {
+          resources_[u.resource].stamp = stamp_;
+          comp_res_.push_back(u.resource);
+        }
+      }
+    }
+  }
+  // Settle progress and resource integrals at the old rates.
+  for (ResourceId r : comp_res_) {
+    Resource& res = resources_[r];
+    res.used += res.load * ps_to_seconds(now - res.last_change);
+    res.last_change = now;
+    res.load = 0.0;
+    res.left = res.capacity;
+  }
+  for (std::uint32_t ai : comp_acts_) {
+    Activity& a = activities_[ai];
+    a.remaining = std::max(0.0, a.remaining - a.rate * ps_to_seconds(now - a.last_update));
+    a.last_update = now;
+  }
+  // Deterministic order: by priority class, then activity index.
+  std::sort(comp_acts_.begin(), comp_acts_.end(), [this](std::uint32_t x, std::uint32_t y) {
+    const int px = activities_[x].priority_class;
+    const int py = activities_[y].priority_class;
+    return px != py ? px < py : x < y;
+  });
+  std::size_t begin = 0;
+  while (begin < comp_acts_.size()) {
+    const int cls = activities_[comp_acts_[begin]].priority_class;
+    std::size_t end = begin;
+    while (end < comp_acts_.size() && activities_[comp_acts_[end]].priority_class == cls) ++end;
+    for (ResourceId r : comp_res_) {
+      resources_[r].denom = 0.0;
+      resources_[r].unfixed = 0;
+    }
+    for (std::size_t k = begin; k < end; ++k) {
+      Activity& a = activities_[comp_acts_[k]];
+      a.fixed = false;
+      for (const Usage& u : a.usage) {
+        resources_[u.resource].denom += u.amount_per_unit * a.weight;
+        ++resources_[u.resource].unfixed;
+      }
+    }
+    std::size_t unfixed = end - begin;
+    while (unfixed > 0) {
+      double best = kInf;
+      ResourceId best_res = 0;
+      bool have_res = false;
+      std::uint32_t best_act = 0;
+      for (ResourceId r : comp_res_) {
+        const Resource& res = resources_[r];
+        if (res.unfixed == 0 || !(res.denom > 0.0)) continue;
+        const double lambda = std::max(0.0, res.left) / res.denom;
+        if (lambda < best) {
+          best = lambda;
+          best_res = r;
+          have_res = true;
+        }
+      }
+      for (std::size_t k = begin; k < end; ++k) {
+        const Activity& a = activities_[comp_acts_[k]];
+        if (a.fixed || std::isinf(a.max_rate)) continue;
+        const double lambda = a.max_rate / a.weight;
+        if (lambda < best) {
+          best = lambda;
+          best_act = comp_acts_[k];
+          have_res = false;
+        }
+      }
+      if (have_res) {
+        // Freeze every unfixed activity of this class on the bottleneck.
+        const auto& users = resources_[best_res].users;
+        for (std::size_t k = 0; k < users.size(); ++k) {
+          const std::uint32_t ai = users[k];
+          Activity& a = activities_[ai];
+          if (a.fixed || a.priority_class != cls) continue;
+          fix(ai, best);
+          --unfixed;
+        }
+      } else if (best < kInf) {
+        fix(best_act, best);
+        --unfixed;
+      } else {
+        // Only reachable through a bug: start() refuses unbounded activities.
+        throw std::logic_error("fluid solver: activity with unbounded rate");
+      }
+    }
+    begin = end;
+  }
+  for (std::uint32_t ai : comp_acts_) {
+    ++stats_.activities_rerated;
+    schedule_completion(ai, now);
+  }
+}
+
+TimePs FluidModel::next_completion(TimePs now) {
+  if (!dirty_.empty()) solve(now);
+  while (!due_.empty() && stale(due_.front())) {
+    std::pop_heap(due_.begin(), due_.end(), [](const Due& x, const Due& y) {
+      return due_later(x.time, x.index, y.time, y.index);
+    });
+    due_.pop_back();
+  }
+  return due_.empty() ? kTimeNever : due_.front().time;
+}
+
+std::size_t FluidModel::complete_due(TimePs now) {
+  std::size_t count = 0;
+  auto cmp = [](const Due& x, const Due& y) { return due_later(x.time, x.index, y.time, y.index); };
+  while (!due_.empty() && due_.front().time <= now) {
+    const Due d = due_.front();
+    std::pop_heap(due_.begin(), due_.end(), cmp);
+    due_.pop_back();
+    if (stale(d)) continue;
+    Activity& a = activities_[d.index];
+    ActivityListener* listener = a.listener;
+    const std::uint64_t tag = a.tag;
+    a.remaining = 0.0;
+    detach(d.index, now);
+    ++stats_.activities_completed;
+    ++count;
+    if (listener != nullptr) listener->activity_done(tag);
+  }
+  return count;
+}
+
+}  // namespace acesim

@@ -1,0 +1,52 @@
+// One simulation: a clock, the event queue and the fluid model. No global
+// state: any number of simulations can live in one process.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/event_queue.h"
+#include "engine/fluid_model.h"
+#include "engine/time.h"
+
+namespace acesim {
+
+struct RunStats {
+  std::uint64_t events = 0;       // discrete events handled
+  std::uint64_t completions = 0;  // fluid activities completed
+};
+
+class Simulation {
+ public:
+  Simulation() = default;
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  TimePs now() const { return now_; }
+  // Throws std::logic_error when asked to schedule in the past.
+  void schedule_at(TimePs time, EventHandler* handler, std::uint64_t tag,
+                   EventPriority priority = EventPriority::kDefault);
+  void schedule_in(TimePs delay, EventHandler* handler, std::uint64_t tag,
+                   EventPriority priority = EventPriority::kDefault) {
+    schedule_at(now_ + delay, handler, tag, priority);
+  }
+
+  FluidModel& fluid() { return fluid_; }
+  const FluidModel& fluid() const { return fluid_; }
+
+  // Runs until no event is pending and no activity can progress, or until the
+  // next happening would be later than `until`. At one instant, fluid
+  // completions are handled before discrete events. Returns true when
+  // everything finished (nothing pending, no activity left).
+  bool run(TimePs until = kTimeNever);
+
+  const RunStats& stats() const { return stats_; }
+  std::size_t pending_events() const { return queue_.size(); }
+
+ private:
+  TimePs now_ = 0;
+  EventQueue queue_;
+  FluidModel fluid_;
+  RunStats stats_;
+};
+
+}  // namespace acesim

@@ -1,0 +1,61 @@
+#include "network/network.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace acesim {
+namespace {
+std::string lower(std::string_view s) {
+  std::string out;
+  for (char c : s) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return out;
+}
+}  // namespace
+
+std::string_view to_string(BackendKind b) { return b == BackendKind::kAnalytical ? "analytical" : "fluid"; }
+std::string_view to_string(Granularity g) { return g == Granularity::kPhase ? "phase" : "step"; }
+
+std::optional<BackendKind> parse_backend(std::string_view s) {
+  const std::string n = lower(s);
+  if (n == "analytical") return BackendKind::kAnalytical;
+  if (n == "fluid") return BackendKind::kFluid;
+  return std::nullopt;
+}
+
+std::optional<Granularity> parse_granularity(std::string_view s) {
+  const std::string n = lower(s);
+  if (n == "phase") return Granularity::kPhase;
+  if (n == "step") return Granularity::kStep;
+  return std::nullopt;
+}
+
+void NetworkBackend::account(const TransferShape& shape, double bytes) {
+  if (bytes_per_dim_.size() < shape.bytes_per_dim.size()) bytes_per_dim_.resize(shape.bytes_per_dim.size(), 0.0);
+  for (std::size_t d = 0; d < shape.bytes_per_dim.size(); ++d) bytes_per_dim_[d] += shape.bytes_per_dim[d] * bytes;
+}
+
+TimePs analytical_duration(const TransferShape& shape, double bytes, TimePs per_step_overhead_ps) {
+  const double ps_per_s = static_cast<double>(kPsPerSec);
+  double total_ps = 0.0;
+  for (const ShapeStep& st : shape.steps) {
+    total_ps += static_cast<double>(st.repeat) * static_cast<double>(per_step_overhead_ps);
+    if (st.frontier.empty()) continue;
+    if (st.frontier.size() == 1) {
+      total_ps += static_cast<double>(st.repeat) * static_cast<double>(st.frontier[0].first) +
+                  st.scale_sum * bytes * st.frontier[0].second * ps_per_s;
+      continue;
+    }
+    for (int k = 0; k < st.repeat; ++k) {
+      const double scaled = bytes * (st.scale_first + st.scale_step * k);
+      double worst = 0.0;
+      for (const auto& [lat, spb] : st.frontier) {
+        worst = std::max(worst, static_cast<double>(lat) + scaled * spb * ps_per_s);
+      }
+      total_ps += worst;
+    }
+  }
+  return static_cast<TimePs>(std::ceil(total_ps));
+}
+
+}  // namespace acesim

@@ -1,0 +1,72 @@
+// Network backends behind one interface. A backend moves one phase of a
+// collective (a TransferShape scaled by the phase's data size) and reports
+// when the last byte of its last step has arrived.
+//
+//   analytical  congestion-unaware: each step takes the slowest message's
+//               route latency + bytes / route bandwidth; transfers never
+//               slow each other.
+//   fluid       congestion-aware: every transfer is an activity on the link
+//               resources it crosses, so concurrent transfers share each
+//               link's capacity max-min fairly.
+// With no sharing, both give the same time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/simulation.h"
+#include "network/transfer_shape.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+enum class BackendKind { kAnalytical, kFluid };
+// Fluid backend only: one activity per phase (its steps' latencies added, its
+// bytes moved at the shared rate), or one per step (for validation).
+enum class Granularity { kPhase, kStep };
+
+std::string_view to_string(BackendKind b);
+std::string_view to_string(Granularity g);
+std::optional<BackendKind> parse_backend(std::string_view s);
+std::optional<Granularity> parse_granularity(std::string_view s);
+
+struct NetworkConfig {
+  BackendKind backend = BackendKind::kFluid;
+  Granularity granularity = Granularity::kPhase;
+};
+
+class TransferListener {
+ public:
+  virtual void transfer_done(std::uint64_t tag) = 0;
+
+ protected:
+  ~TransferListener() = default;
+};
+
+class NetworkBackend {
+ public:
+  virtual ~NetworkBackend() = default;
+  virtual std::string_view name() const = 0;
+  // Moves `bytes` of phase data through `shape`; `per_step_overhead_ps` is
+  // added to every step. Calls listener->transfer_done(tag) from an event,
+  // never from inside start().
+  virtual void start(const TransferShape& shape, double bytes, TimePs per_step_overhead_ps,
+                     TransferListener* listener, std::uint64_t tag) = 0;
+  // Bytes carried by the links of each dimension so far (sum over links).
+  const std::vector<double>& link_bytes_per_dim() const { return bytes_per_dim_; }
+
+ protected:
+  void account(const TransferShape& shape, double bytes);
+  std::vector<double> bytes_per_dim_;
+};
+
+std::unique_ptr<NetworkBackend> make_network(const NetworkConfig& cfg, Simulation& sim, const Topology& topo);
+
+// Congestion-unaware duration of one transfer (exposed for tests and tools).
+TimePs analytical_duration(const TransferShape& shape, double bytes, TimePs per_step_overhead_ps);
+
+}  // namespace acesim

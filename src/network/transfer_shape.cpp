@@ -1,0 +1,77 @@
+#include "network/transfer_shape.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace acesim {
+
+TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::span<const Rank> members) {
+  TransferShape shape;
+  shape.bytes_per_dim.assign(topo.num_dims(), 0.0);
+  std::vector<LinkId> route;
+  std::vector<LinkLoad> raw;
+  for (const PatternStep& ps : pattern.steps) {
+    ShapeStep st;
+    st.repeat = ps.repeat;
+    st.scale_first = ps.scale_first;
+    st.scale_step = ps.scale_step;
+    st.scale_sum = ps.scale_sum();
+    raw.clear();
+    std::vector<std::pair<TimePs, double>> points;
+    for (const PatternMessage& m : ps.messages) {
+      route.clear();
+      topo.route(members[m.src], members[m.dst], route);
+      TimePs lat = 0;
+      double min_bw = std::numeric_limits<double>::infinity();
+      for (LinkId l : route) {
+        const Link link = topo.link(l);
+        lat += link.latency_ps;
+        min_bw = std::min(min_bw, link.bandwidth_Bps);
+        raw.push_back({l, m.fraction});
+      }
+      st.max_latency_ps = std::max(st.max_latency_ps, lat);
+      points.emplace_back(lat, route.empty() ? 0.0 : m.fraction / min_bw);
+    }
+    // Merge loads per link.
+    std::sort(raw.begin(), raw.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+    for (const LinkLoad& l : raw) {
+      if (!st.loads.empty() && st.loads.back().link == l.link) {
+        st.loads.back().bytes_per_byte += l.bytes_per_byte;
+      } else {
+        st.loads.push_back(l);
+      }
+    }
+    for (const LinkLoad& l : st.loads) {
+      const Link link = topo.link(l.link);
+      st.max_seconds_per_byte = std::max(st.max_seconds_per_byte, l.bytes_per_byte / link.bandwidth_Bps);
+      shape.bytes_per_dim[link.dim] += l.bytes_per_byte * st.scale_sum;
+    }
+    // Pareto frontier: keep points not dominated in both latency and time per byte.
+    std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second > b.second;
+    });
+    double best_rate = -1.0;
+    for (const auto& p : points) {
+      if (p.second > best_rate) {
+        st.frontier.push_back(p);
+        best_rate = p.second;
+      }
+    }
+    shape.total_steps += st.repeat;
+    shape.steps.push_back(std::move(st));
+  }
+  return shape;
+}
+
+const TransferShape& ShapeCache::get(std::uint64_t key, CollectiveOp op, Algorithm alg,
+                                     std::span<const Rank> members) {
+  auto it = shapes_.find(key);
+  if (it != shapes_.end()) return *it->second;
+  const Pattern pattern = make_pattern(op, alg, static_cast<int>(members.size()));
+  auto shape = std::make_unique<TransferShape>(build_shape(topo_, pattern, members));
+  const TransferShape& ref = *shape;
+  shapes_.emplace(key, std::move(shape));
+  return ref;
+}
+
+}  // namespace acesim

@@ -1,0 +1,109 @@
+#include "report/collective_sweep.h"
+
+#include <fmt/format.h>
+
+#include "collective/collective_engine.h"
+#include "engine/simulation.h"
+#include "network/network.h"
+
+namespace acesim {
+
+CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
+  Simulation sim;
+  const Topology topo(platform.dims);
+  auto net = make_network(platform.network, sim, topo);
+  CollectiveEngine engine(sim, topo, *net, platform.collectives);
+  CollectiveRequest r;
+  r.op = req.op;
+  r.bytes = static_cast<double>(bytes);
+  r.dims = req.dims;
+  const CollectiveId id = engine.create(r);
+  engine.arrive_all(id);
+  sim.run();
+  if (!engine.finished(id)) {
+    std::string msg = "simulation cannot finish at t=" + fmt::format("{:.3f}", ps_to_ns(sim.now())) + " ns:";
+    for (const std::string& line : engine.stuck_report()) msg += " " + line;
+    throw SimulationStuck(msg);
+  }
+  CollectiveResult res;
+  res.op = req.op;
+  res.bytes = bytes;
+  res.ranks = 1;
+  if (req.dims.empty()) {
+    res.ranks = topo.num_npus();
+  } else {
+    for (int d : req.dims) res.ranks *= topo.dim(d).npus;
+  }
+  res.time_ps = engine.finish_time(id) - engine.first_arrival(id);
+  const double seconds = ps_to_seconds(res.time_ps);
+  res.algbw_GBps = seconds > 0.0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
+  res.busbw_GBps = res.algbw_GBps * busbw_factor(req.op, res.ranks);
+  res.events = sim.stats().events + sim.stats().completions;
+  res.link_bytes_per_dim = net->link_bytes_per_dim();
+  return res;
+}
+
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor) {
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t s = min_bytes; s <= max_bytes; s *= factor) {
+    sizes.push_back(s);
+    if (s == 0 || s > max_bytes / factor) break;
+  }
+  return sizes;
+}
+
+std::string describe_platform(const PlatformConfig& p) {
+  long long n = 1;
+  std::string dims;
+  for (std::size_t d = 0; d < p.dims.size(); ++d) {
+    const DimensionSpec& s = p.dims[d];
+    n *= s.npus;
+    dims += fmt::format("{}{} {} x{} {:g} GB/s {:g} ns", d ? ", " : "", to_string(s.kind), s.npus,
+                        s.links_per_neighbour, s.bandwidth_GBps, s.latency_ns);
+  }
+  return fmt::format("{} NPUs [{}]; backend {}; {} chunks, {} active per dimension, {}", n, dims,
+                     to_string(p.network.backend), p.collectives.chunks, p.collectives.active_chunks_per_dim,
+                     to_string(p.collectives.policy));
+}
+
+std::string format_table(const PlatformConfig& platform, const CollectiveRequestSpec& req,
+                         const std::vector<CollectiveResult>& results) {
+  std::string out;
+  const OpConfig& oc = platform.collectives.op(req.op);
+  std::string algs;
+  if (oc.plan == PlanKind::kFlat) {
+    algs = std::string(to_string(oc.flat));
+  } else {
+    for (std::size_t d = 0; d < oc.per_dim.size(); ++d) algs += (d ? "," : "") + std::string(to_string(oc.per_dim[d]));
+  }
+  out += fmt::format("# acesim collective: {} ({} plan: {})\n", to_string(req.op), to_string(oc.plan), algs);
+  out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
+  if (!req.dims.empty()) {
+    std::string d;
+    for (std::size_t i = 0; i < req.dims.size(); ++i) d += (i ? "," : "") + std::to_string(req.dims[i]);
+    out += fmt::format("# over dimensions {}\n", d);
+  }
+  out += fmt::format("# {:>14} {:>6} {:>14} {:>12} {:>12}\n", "size(B)", "ranks", "time(us)", "algbw(GB/s)",
+                     "busbw(GB/s)");
+  for (const CollectiveResult& r : results) {
+    out += fmt::format("  {:>14} {:>6} {:>14.3f} {:>12.2f} {:>12.2f}\n", r.bytes, r.ranks, ps_to_us(r.time_ps),
+                       r.algbw_GBps, r.busbw_GBps);
+  }
+  return out;
+}
+
+nlohmann::json to_json(const PlatformConfig& platform, const std::vector<CollectiveResult>& results) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const CollectiveResult& r : results) {
+    arr.push_back({{"op", std::string(to_string(r.op))},
+                   {"bytes", r.bytes},
+                   {"ranks", r.ranks},
+                   {"time_ns", ps_to_ns(r.time_ps)},
+                   {"algbw_GBps", r.algbw_GBps},
+                   {"busbw_GBps", r.busbw_GBps},
+                   {"link_bytes_per_dim", r.link_bytes_per_dim}});
+  }
+  return {{"platform", platform.source}, {"backend", std::string(to_string(platform.network.backend))}, {"results", arr}};
+}
+
+}  // namespace acesim

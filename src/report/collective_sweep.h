@@ -1,0 +1,49 @@
+// `acesim collective`: one simulation per size, reported nccl-tests style.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collective/types.h"
+#include "config/platform.h"
+
+namespace acesim {
+
+// A run that cannot finish: exit status 3, with what is stuck.
+class SimulationStuck : public std::runtime_error {
+ public:
+  explicit SimulationStuck(const std::string& what) : std::runtime_error(what) {}
+};
+
+struct CollectiveRequestSpec {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::vector<int> dims;  // empty: all
+};
+
+struct CollectiveResult {
+  CollectiveOp op;
+  std::uint64_t bytes;
+  long long ranks;  // NPUs in one group of the collective
+  TimePs time_ps;
+  double algbw_GBps;
+  double busbw_GBps;
+  std::uint64_t events;
+  std::vector<double> link_bytes_per_dim;
+};
+
+// Simulates one collective of `bytes` on a fresh simulation of `platform`.
+CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes);
+
+// Sizes from min to max multiplying by factor (nccl-tests' -b/-e/-f).
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor);
+
+std::string describe_platform(const PlatformConfig& platform);
+std::string format_table(const PlatformConfig& platform, const CollectiveRequestSpec& req,
+                         const std::vector<CollectiveResult>& results);
+nlohmann::json to_json(const PlatformConfig& platform, const std::vector<CollectiveResult>& results);
+
+}  // namespace acesim
