@@ -1,4 +1,5 @@
 // `acesim collective`: nccl-tests-style table for one size or a size sweep.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "config/units.h"
 #include "report/collective_sweep.h"
 
@@ -22,18 +24,27 @@ struct Options {
   std::string bytes;
   std::string min_bytes;
   std::string max_bytes;
-  std::uint64_t step_factor = 2;
+  long long step_factor = 2;  // signed, so that "-1" is refused rather than wrapped
   std::string backend;
   std::string granularity;
   int chunks = 0;
   std::string dims;
   bool json = false;
+  // Whether each option was given at all (an empty or zero value still counts).
+  bool bytes_given = false;
+  bool min_bytes_given = false;
+  bool max_bytes_given = false;
+  bool chunks_given = false;
+  bool dims_given = false;
 };
 
 std::uint64_t size_option(const std::string& flag, const std::string& text) {
   std::string err;
   const auto v = parse_bytes(text, &err);
   if (!v) throw InputError(flag + ": " + err);
+  if (*v > limits::kMaxCollectiveBytes) {
+    throw InputError(flag + ": '" + text + "' is larger than the 1 PiB a collective may move");
+  }
   return *v;
 }
 
@@ -63,8 +74,10 @@ int run(const Options& o) {
     if (!g) throw InputError("--granularity: unknown granularity '" + o.granularity + "' (valid: phase, step)");
     platform.network.granularity = *g;
   }
-  if (o.chunks != 0) {
-    if (o.chunks < 1) throw InputError("--chunks: must be >= 1");
+  if (o.chunks_given) {
+    if (o.chunks < 1 || o.chunks > 1'000'000) {
+      throw InputError("--chunks: must be an integer in 1..1000000, got " + std::to_string(o.chunks));
+    }
     platform.collectives.chunks = o.chunks;
   }
   CollectiveRequestSpec req;
@@ -74,7 +87,8 @@ int run(const Options& o) {
     throw InputError("--op: unknown operation '" + o.op + "'" + suggestion(o.op, names));
   }
   req.op = *op;
-  if (!o.dims.empty()) {
+  if (o.dims_given) {
+    if (o.dims.empty()) throw InputError("--dims: empty list (give dimensions like 0,2, or leave --dims out for all)");
     std::stringstream ss(o.dims);
     std::string item;
     while (std::getline(ss, item, ',')) {
@@ -84,24 +98,30 @@ int run(const Options& o) {
         throw InputError("--dims: '" + item + "' is not a dimension of this platform (0.." +
                          std::to_string(platform.dims.size() - 1) + ")");
       }
+      if (std::find(req.dims.begin(), req.dims.end(), static_cast<int>(d)) != req.dims.end()) {
+        throw InputError("--dims: dimension " + item + " is given twice");
+      }
       req.dims.push_back(static_cast<int>(d));
     }
+    if (!o.dims.empty() && o.dims.back() == ',') throw InputError("--dims: '' is not a dimension of this platform");
   }
   std::vector<std::uint64_t> sizes;
-  if (!o.bytes.empty()) {
-    if (!o.min_bytes.empty() || !o.max_bytes.empty()) throw InputError("--bytes cannot be combined with --min-bytes/--max-bytes");
+  if (o.bytes_given) {
+    if (o.min_bytes_given || o.max_bytes_given) throw InputError("--bytes cannot be combined with --min-bytes/--max-bytes");
     sizes.push_back(size_option("--bytes", o.bytes));
   } else {
-    const std::uint64_t lo = o.min_bytes.empty() ? 64ull << 10 : size_option("--min-bytes", o.min_bytes);
-    const std::uint64_t hi = o.max_bytes.empty() ? std::max<std::uint64_t>(lo, 256ull << 20) : size_option("--max-bytes", o.max_bytes);
+    const std::uint64_t lo = o.min_bytes_given ? size_option("--min-bytes", o.min_bytes) : 64ull << 10;
+    const std::uint64_t hi = o.max_bytes_given ? size_option("--max-bytes", o.max_bytes) : std::max<std::uint64_t>(lo, 256ull << 20);
     if (lo == 0) throw InputError("--min-bytes: must be > 0 for a sweep");
     if (lo > hi) throw InputError("--min-bytes (" + std::to_string(lo) + ") is larger than --max-bytes (" + std::to_string(hi) + ")");
-    if (o.step_factor < 2) throw InputError("--step-factor: must be an integer >= 2");
-    sizes = size_sweep(lo, hi, o.step_factor);
+    if (o.step_factor < 2) throw InputError("--step-factor: must be an integer >= 2, got " + std::to_string(o.step_factor));
+    sizes = size_sweep(lo, hi, static_cast<std::uint64_t>(o.step_factor));
   }
-  for (const std::string& w : platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", w.c_str());
   std::vector<CollectiveResult> results;
   for (std::uint64_t s : sizes) results.push_back(run_collective(platform, req, s));
+  // Warnings only once the run has worked, so that a failing run prints its
+  // one error line alone.
+  for (const std::string& w : platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", w.c_str());
   if (o.json) {
     std::printf("%s\n", to_json(platform, results).dump(2).c_str());
   } else {
@@ -115,20 +135,34 @@ int run(const Options& o) {
 std::function<int()> add_collective_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("collective", "Time one collective (nccl-tests style table)");
-  c->add_option("--platform", o->platform, "acesim platform YAML (default: built-in presets/default.yaml)");
-  c->add_option("--network", o->network, "ASTRA-sim 2.0 analytical network YAML");
-  c->add_option("--system", o->system, "ASTRA-sim 2.0 system JSON");
+  // An empty file name or backend would otherwise read as "not given" and
+  // silently fall back to the default.
+  const CLI::Validator non_empty(
+      [](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); }, "", "non-empty");
+  c->add_option("--platform", o->platform, "acesim platform YAML (default: built-in presets/default.yaml)")
+      ->check(non_empty);
+  c->add_option("--network", o->network, "ASTRA-sim 2.0 analytical network YAML")->check(non_empty);
+  c->add_option("--system", o->system, "ASTRA-sim 2.0 system JSON")->check(non_empty);
   c->add_option("--op", o->op, "all-reduce | reduce-scatter | all-gather | all-to-all")->capture_default_str();
-  c->add_option("--bytes", o->bytes, "one size, e.g. 64MiB (nccl-tests size convention)");
-  c->add_option("--min-bytes", o->min_bytes, "sweep start (default 64KiB)");
-  c->add_option("--max-bytes", o->max_bytes, "sweep end (default 256MiB)");
+  CLI::Option* bytes = c->add_option("--bytes", o->bytes, "one size, e.g. 64MiB (nccl-tests size convention)");
+  CLI::Option* min_bytes = c->add_option("--min-bytes", o->min_bytes, "sweep start (default 64KiB)");
+  CLI::Option* max_bytes = c->add_option("--max-bytes", o->max_bytes, "sweep end (default 256MiB)");
   c->add_option("--step-factor", o->step_factor, "sweep multiplier")->capture_default_str();
-  c->add_option("--backend", o->backend, "network backend: analytical | fluid (overrides the platform)");
-  c->add_option("--granularity", o->granularity, "fluid backend: phase | step (overrides the platform)");
-  c->add_option("--chunks", o->chunks, "chunks per collective (overrides the platform)");
-  c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
+  c->add_option("--backend", o->backend, "network backend: analytical | fluid (overrides the platform)")
+      ->check(non_empty);
+  c->add_option("--granularity", o->granularity, "fluid backend: phase | step (overrides the platform)")
+      ->check(non_empty);
+  CLI::Option* chunks = c->add_option("--chunks", o->chunks, "chunks per collective (overrides the platform)");
+  CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
-  return [o] { return run(*o); };
+  return [o, bytes, min_bytes, max_bytes, chunks, dims] {
+    o->bytes_given = bytes->count() > 0;
+    o->min_bytes_given = min_bytes->count() > 0;
+    o->max_bytes_given = max_bytes->count() > 0;
+    o->chunks_given = chunks->count() > 0;
+    o->dims_given = dims->count() > 0;
+    return run(*o);
+  };
 }
 
 }  // namespace acesim::cli

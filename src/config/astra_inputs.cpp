@@ -2,18 +2,21 @@
 // (formats summarised in docs/formats.md).
 #include <algorithm>
 #include <cctype>
+#include <climits>
 
 #include <nlohmann/json.hpp>
 
 #include "collective/pattern.h"
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "config/platform.h"
 #include "config/yaml_reader.h"
 
 namespace acesim {
 namespace {
 
-using nlohmann::json;
+// Ordered: keys are read, and reported, in the order the file gives them.
+using json = nlohmann::ordered_json;
 
 std::string squash(const std::string& s) {
   std::string n;
@@ -21,6 +24,13 @@ std::string squash(const std::string& s) {
     if (c != '-' && c != '_' && c != ' ') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return n;
+}
+
+using limits::kMaxDelayNs;
+
+// "1 entry", "2 entries".
+std::string count_of(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 std::vector<DimensionSpec> read_network(const std::string& file) {
@@ -37,7 +47,8 @@ std::vector<DimensionSpec> read_network(const std::string& file) {
   auto same_length = [&](const char* key, std::size_t n) {
     if (n != kinds.size()) {
       throw_input_error(file, line_of(root[key]), key,
-                        std::to_string(n) + " entries, but topology lists " + std::to_string(kinds.size()) + " dimensions");
+                        count_of(n, "entry", "entries") + ", but topology lists " +
+                            count_of(kinds.size(), "dimension", "dimensions"));
     }
   };
   same_length("npus_count", npus.size());
@@ -57,17 +68,26 @@ std::vector<DimensionSpec> read_network(const std::string& file) {
       d.kind = DimKind::kSwitch;
     } else {
       const std::vector<std::string> names = {"Ring", "FullyConnected", "Switch"};
-      throw_input_error(file, line_of(root["topology"]), "topology" + idx, "unknown topology '" + kinds[i] + "'" + suggestion(kinds[i], names));
+      throw_input_error(file, line_of(root["topology"][i]), "topology" + idx, "unknown topology '" + kinds[i] + "'" + suggestion(kinds[i], names));
     }
     const long long n = integer(root["npus_count"][i], file, "npus_count" + idx);
-    if (n < 1 || n > (1LL << 30)) throw_input_error(file, line_of(root["npus_count"]), "npus_count" + idx, "must be >= 1, got " + npus[i]);
+    if (n < 1 || n > limits::kMaxNpusPerDimension) {
+      throw_input_error(file, line_of(root["npus_count"][i]), "npus_count" + idx, "must be in 1..1048576, got " + npus[i]);
+    }
     d.npus = static_cast<int>(n);
     total *= n;
-    if (total > (1LL << 31) - 1) throw_input_error(file, line_of(root["npus_count"]), "npus_count", "more than 2^31-1 NPUs in total");
+    if (total > limits::kMaxNpus) {
+      throw_input_error(file, line_of(root["npus_count"]), "npus_count", "more than 16777216 NPUs in total");
+    }
     d.bandwidth_GBps = number(root["bandwidth"][i], file, "bandwidth" + idx);
-    if (!(d.bandwidth_GBps > 0.0)) throw_input_error(file, line_of(root["bandwidth"]), "bandwidth" + idx, "must be > 0 GB/s, got " + bw[i]);
+    if (!(d.bandwidth_GBps >= limits::kMinBandwidthGBps && d.bandwidth_GBps <= limits::kMaxBandwidthGBps)) {
+      throw_input_error(file, line_of(root["bandwidth"][i]), "bandwidth" + idx, "must be in 1e-6..1e9 GB/s, got " + bw[i]);
+    }
     d.latency_ns = number(root["latency"][i], file, "latency" + idx);
-    if (d.latency_ns < 0.0) throw_input_error(file, line_of(root["latency"]), "latency" + idx, "must be >= 0 ns, got " + lat[i]);
+    if (d.latency_ns < 0.0) throw_input_error(file, line_of(root["latency"][i]), "latency" + idx, "must be >= 0 ns, got " + lat[i]);
+    if (d.latency_ns > kMaxDelayNs) {
+      throw_input_error(file, line_of(root["latency"][i]), "latency" + idx, "must be at most 1e9 ns (1 s), got " + lat[i]);
+    }
     dims.push_back(d);
   }
   return dims;
@@ -91,6 +111,9 @@ double json_number(const json& v, const std::string& file, int line, const std::
 
 long long json_integer(const json& v, const std::string& file, int line, const std::string& key, long long min) {
   if (!v.is_number_integer()) throw_input_error(file, line, key, "expected an integer, got " + v.dump());
+  if (v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(LLONG_MAX)) {
+    throw_input_error(file, line, key, "too large: " + v.dump());
+  }
   const long long x = v.get<long long>();
   if (x < min) throw_input_error(file, line, key, "must be >= " + std::to_string(min) + ", got " + std::to_string(x));
   return x;
@@ -137,6 +160,11 @@ void read_implementation(const json& v, CollectiveOp op, const std::vector<Dimen
         throw_input_error(file, line, key, "mixes '" + names[0] + "' with '" + n + "': a one* implementation spans all dimensions");
       }
     }
+    if (names.size() > dims.size()) {
+      throw_input_error(file, line, key,
+                        count_of(names.size(), "entry", "entries") + ", but " + network_file + " has " +
+                            count_of(dims.size(), "dimension", "dimensions"));
+    }
     oc.plan = PlanKind::kFlat;
     oc.flat = first;
     long long n = 1;
@@ -146,8 +174,8 @@ void read_implementation(const json& v, CollectiveOp op, const std::vector<Dimen
   }
   if (names.size() != dims.size()) {
     throw_input_error(file, line, key,
-                      std::to_string(names.size()) + " entries, but " + network_file + " has " +
-                          std::to_string(dims.size()) + (dims.size() == 1 ? " dimension" : " dimensions"));
+                      count_of(names.size(), "entry", "entries") + ", but " + network_file + " has " +
+                          count_of(dims.size(), "dimension", "dimensions"));
   }
   oc.per_dim.clear();
   for (const std::string& n : names) {
@@ -172,12 +200,44 @@ PlatformConfig load_astra_platform(const std::string& network_file, const std::s
   const std::string text = read_text_file(system_file);
   json sys;
   try {
-    sys = json::parse(text);
+    // Refuse a key given twice in one object instead of keeping the last.
+    std::vector<std::vector<std::string>> keys_seen;
+    sys = json::parse(text, [&](int, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) keys_seen.emplace_back();
+      if (event == json::parse_event_t::object_end && !keys_seen.empty()) keys_seen.pop_back();
+      if (event == json::parse_event_t::key && !keys_seen.empty()) {
+        const std::string key = parsed.get<std::string>();
+        auto& seen = keys_seen.back();
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+          const std::string quoted = "\"" + key + "\"";
+          const std::size_t first = text.find(quoted);
+          const std::size_t second = first == std::string::npos ? first : text.find(quoted, first + 1);
+          throw_input_error(system_file, second == std::string::npos ? 0 : json_line(text, second), key,
+                            "given twice (first on line " + std::to_string(json_line(text, first)) + ")");
+        }
+        seen.push_back(key);
+      }
+      return true;
+    });
   } catch (const json::parse_error& e) {
     std::string msg = e.what();
     const std::size_t cut = msg.find("parse error");
     if (cut != std::string::npos) msg = msg.substr(cut);
     throw_input_error(system_file, json_line(text, e.byte), "", "malformed JSON: " + msg);
+  } catch (const json::exception& e) {
+    // e.g. out_of_range for a number too large for a double:
+    // "number overflow parsing '1e400'"; find the quoted text for the line.
+    std::string msg = e.what();
+    const std::size_t cut = msg.find("] ");
+    if (cut != std::string::npos) msg = msg.substr(cut + 2);
+    int line = 0;
+    const std::size_t q1 = msg.find('\'');
+    const std::size_t q2 = q1 == std::string::npos ? q1 : msg.find('\'', q1 + 1);
+    if (q2 != std::string::npos && q2 > q1 + 1) {
+      const std::size_t at = text.find(msg.substr(q1 + 1, q2 - q1 - 1));
+      if (at != std::string::npos) line = json_line(text, at);
+    }
+    throw_input_error(system_file, line, "", "malformed JSON: " + msg);
   }
   if (!sys.is_object()) throw_input_error(system_file, 1, "", "expected a JSON object of system settings");
 
@@ -202,12 +262,15 @@ PlatformConfig load_astra_platform(const std::string& network_file, const std::s
       // ASTRA-sim counts cycles of 1 ns.
       const double ns = json_number(v, system_file, line, key);
       if (ns < 0.0) throw_input_error(system_file, line, key, "must be >= 0");
+      if (ns > kMaxDelayNs) throw_input_error(system_file, line, key, "must be at most 1e9 ns (1 s), got " + v.dump());
       cc.endpoint_delay_ps = ns_to_ps(ns);
     } else if (key == "active-chunks-per-dimension") {
-      cc.active_chunks_per_dim = static_cast<int>(std::min<long long>(json_integer(v, system_file, line, key, 1), 1'000'000));
+      const long long a = json_integer(v, system_file, line, key, 1);
+      if (a > limits::kMaxActiveChunks) throw_input_error(system_file, line, key, "must be <= 1000000, got " + std::to_string(a));
+      cc.active_chunks_per_dim = static_cast<int>(a);
     } else if (key == "preferred-dataset-splits") {
       const long long c = json_integer(v, system_file, line, key, 1);
-      if (c > 1'000'000) throw_input_error(system_file, line, key, "must be <= 1000000");
+      if (c > limits::kMaxChunks) throw_input_error(system_file, line, key, "must be <= 1000000, got " + std::to_string(c));
       cc.chunks = static_cast<int>(c);
     } else if (key == "all-reduce-implementation") {
       read_implementation(v, CollectiveOp::kAllReduce, pc.dims, cc.op(CollectiveOp::kAllReduce), system_file, line, key, network_file);
@@ -240,6 +303,19 @@ PlatformConfig load_astra_platform(const std::string& network_file, const std::s
   }
   if (baseline_optimization && cc.op(CollectiveOp::kAllReduce).plan == PlanKind::kHierarchical) {
     cc.op(CollectiveOp::kAllReduce).plan = PlanKind::kPerDimension;
+  }
+  // A per-dimension algorithm that cannot run on its dimension (e.g.
+  // halvingDoubling on 6 NPUs): name the key that chose it, at its line.
+  std::vector<int> all_dims;
+  for (int d = 0; d < topo.num_dims(); ++d) all_dims.push_back(d);
+  for (CollectiveOp op : kAllCollectiveOps) {
+    for (const PhaseSpec& ph : build_plan(op, cc.op(op), topo, all_dims)) {
+      if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
+        const std::string key = std::string(to_string(op)) + "-implementation";
+        const std::string where = ph.dims.size() == 1 ? " (dimension " + std::to_string(ph.dims[0]) + ")" : "";
+        throw_input_error(system_file, key_line(text, key), key, *why + where);
+      }
+    }
   }
   const std::string problem = validate(cc, topo);
   if (!problem.empty()) throw_input_error(system_file, 0, "", problem);

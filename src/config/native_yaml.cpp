@@ -3,6 +3,7 @@
 
 #include "collective/pattern.h"
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "config/platform.h"
 #include "config/yaml_reader.h"
 
@@ -21,6 +22,7 @@ std::optional<DimKind> parse_kind(const std::string& s) {
 }
 
 const std::vector<std::string> kKindNames = {"ring", "fully-connected", "switch"};
+using limits::kMaxDelayNs;
 
 DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, const std::string& path) {
   using namespace yaml;
@@ -32,24 +34,28 @@ DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, co
   if (!k) throw_input_error(file, line_of(node["kind"]), path + ".kind", "unknown kind '" + kind + "'" + suggestion(kind, kKindNames));
   d.kind = *k;
   const long long npus = integer(node["npus"], file, path + ".npus");
-  if (npus < 1 || npus > (1LL << 30)) {
-    throw_input_error(file, line_of(node["npus"]), path + ".npus", "must be an integer >= 1, got " + std::to_string(npus));
+  if (npus < 1 || npus > limits::kMaxNpusPerDimension) {
+    throw_input_error(file, line_of(node["npus"]), path + ".npus",
+                      "must be an integer in 1..1048576, got " + node["npus"].Scalar());
   }
   d.npus = static_cast<int>(npus);
   d.bandwidth_GBps = number(node["bandwidth_GBps"], file, path + ".bandwidth_GBps");
-  if (!(d.bandwidth_GBps > 0.0)) {
+  if (!(d.bandwidth_GBps >= limits::kMinBandwidthGBps && d.bandwidth_GBps <= limits::kMaxBandwidthGBps)) {
     throw_input_error(file, line_of(node["bandwidth_GBps"]), path + ".bandwidth_GBps",
-                      "must be > 0, got " + node["bandwidth_GBps"].Scalar());
+                      "must be in 1e-6..1e9 GB/s, got " + node["bandwidth_GBps"].Scalar());
   }
   d.latency_ns = number(node["latency_ns"], file, path + ".latency_ns");
   if (d.latency_ns < 0.0) {
     throw_input_error(file, line_of(node["latency_ns"]), path + ".latency_ns", "must be >= 0, got " + node["latency_ns"].Scalar());
   }
+  if (d.latency_ns > kMaxDelayNs) {
+    throw_input_error(file, line_of(node["latency_ns"]), path + ".latency_ns", "must be at most 1e9 (1 s), got " + node["latency_ns"].Scalar());
+  }
   if (node["links_per_neighbour"]) {
     const long long links = integer(node["links_per_neighbour"], file, path + ".links_per_neighbour");
-    if (links < 1 || links > 1024) {
+    if (links < 1 || links > limits::kMaxLinksPerNeighbour) {
       throw_input_error(file, line_of(node["links_per_neighbour"]), path + ".links_per_neighbour",
-                        "must be an integer >= 1, got " + std::to_string(links));
+                        "must be an integer in 1..1024, got " + std::to_string(links));
     }
     d.links_per_neighbour = static_cast<int>(links);
   }
@@ -126,13 +132,13 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
   if (!topo.IsSequence() || topo.size() == 0) {
     throw_input_error(file, line_of(topo), "topology", "expected a non-empty list of dimensions");
   }
-  if (topo.size() > 16) throw_input_error(file, line_of(topo), "topology", "at most 16 dimensions are supported");
+  if (topo.size() > static_cast<std::size_t>(limits::kMaxDimensions)) throw_input_error(file, line_of(topo), "topology", "at most 16 dimensions are supported");
   long long total = 1;
   for (std::size_t i = 0; i < topo.size(); ++i) {
     pc.dims.push_back(read_dimension(topo[i], file, "topology[" + std::to_string(i) + "]"));
     total *= pc.dims.back().npus;
-    if (total > (1LL << 31) - 1) {
-      throw_input_error(file, line_of(topo[i]), "topology", "more than 2^31-1 NPUs in total");
+    if (total > limits::kMaxNpus) {
+      throw_input_error(file, line_of(topo[i]), "topology", "more than 16777216 NPUs in total");
     }
   }
   const Topology t(pc.dims);
@@ -165,14 +171,14 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
     CollectiveConfig& cc = pc.collectives;
     if (c["chunks"]) {
       const long long v = integer(c["chunks"], file, "collectives.chunks");
-      if (v < 1 || v > 1'000'000) throw_input_error(file, line_of(c["chunks"]), "collectives.chunks", "must be an integer in 1..1000000, got " + std::to_string(v));
+      if (v < 1 || v > limits::kMaxChunks) throw_input_error(file, line_of(c["chunks"]), "collectives.chunks", "must be an integer in 1..1000000, got " + std::to_string(v));
       cc.chunks = static_cast<int>(v);
     }
     if (c["active_chunks_per_dimension"]) {
       const long long v = integer(c["active_chunks_per_dimension"], file, "collectives.active_chunks_per_dimension");
-      if (v < 1 || v > 1'000'000) {
+      if (v < 1 || v > limits::kMaxActiveChunks) {
         throw_input_error(file, line_of(c["active_chunks_per_dimension"]), "collectives.active_chunks_per_dimension",
-                          "must be an integer >= 1, got " + std::to_string(v));
+                          "must be an integer in 1..1000000, got " + std::to_string(v));
       }
       cc.active_chunks_per_dim = static_cast<int>(v);
     }
@@ -186,6 +192,10 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
     if (c["endpoint_delay_ns"]) {
       const double v = number(c["endpoint_delay_ns"], file, "collectives.endpoint_delay_ns");
       if (v < 0.0) throw_input_error(file, line_of(c["endpoint_delay_ns"]), "collectives.endpoint_delay_ns", "must be >= 0");
+      if (v > kMaxDelayNs) {
+        throw_input_error(file, line_of(c["endpoint_delay_ns"]), "collectives.endpoint_delay_ns",
+                          "must be at most 1e9 (1 s), got " + c["endpoint_delay_ns"].Scalar());
+      }
       cc.endpoint_delay_ps = ns_to_ps(v);
     }
     for (CollectiveOp op : kAllCollectiveOps) {

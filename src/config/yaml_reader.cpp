@@ -3,22 +3,41 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "config/input_error.h"
 
 namespace acesim::yaml {
 
+namespace {
+// An empty value ("key:" with nothing after it) carries the position of the
+// next token, which can be lines further on; check_map() records the line of
+// its key here so that messages about the value point at the key.
+thread_local std::vector<std::pair<YAML::Node, int>> empty_value_lines;
+}  // namespace
+
 int line_of(const YAML::Node& node) {
+  if (node.IsNull()) {
+    for (const auto& [n, line] : empty_value_lines) {
+      if (n.is(node)) return line;
+    }
+  }
   const YAML::Mark m = node.Mark();
   return m.line >= 0 ? m.line + 1 : 0;
 }
 
 YAML::Node parse(std::string_view text, const std::string& file) {
+  empty_value_lines.clear();
   try {
-    YAML::Node root = YAML::Load(std::string(text));
+    // Load() would silently drop every document after the first.
+    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    for (std::size_t i = 1; i < docs.size(); ++i) {
+      if (!docs[i].IsNull()) throw_input_error(file, line_of(docs[i]), "", "more than one YAML document (a second '---')");
+    }
+    YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
     if (!root.IsDefined() || root.IsNull()) throw_input_error(file, 0, "", "file is empty");
     return root;
-  } catch (const YAML::ParserException& e) {
+  } catch (const YAML::Exception& e) {
     throw_input_error(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
   }
 }
@@ -26,14 +45,23 @@ YAML::Node parse(std::string_view text, const std::string& file) {
 void check_map(const YAML::Node& node, const std::string& file, const std::string& path,
                const std::vector<std::string>& allowed) {
   if (!node.IsMap()) throw_input_error(file, line_of(node), path, "expected a map of keys");
+  std::vector<std::pair<std::string, int>> seen;  // key, line
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
+    const std::string full = path.empty() ? key : path + "." + key;
     bool ok = false;
     for (const std::string& a : allowed) ok = ok || a == key;
-    if (!ok) {
-      const std::string full = path.empty() ? key : path + "." + key;
-      throw_input_error(file, line_of(it->first), full, "unknown key" + suggestion(key, allowed));
+    if (!ok) throw_input_error(file, line_of(it->first), full, "unknown key" + suggestion(key, allowed));
+    // yaml-cpp keeps both copies of a repeated key and node[key] finds the
+    // first: refuse rather than silently ignore one of them.
+    for (const auto& [k, line] : seen) {
+      if (k == key) {
+        throw_input_error(file, line_of(it->first), full,
+                          "given twice" + (line > 0 ? " (first on line " + std::to_string(line) + ")" : std::string()));
+      }
     }
+    seen.emplace_back(key, line_of(it->first));
+    if (it->second.IsNull()) empty_value_lines.emplace_back(it->second, line_of(it->first));
   }
 }
 
