@@ -212,7 +212,7 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
 void CollectiveEngine::advance(const RunningPhase& rp) {
   Collective& c = collectives_[rp.coll];
   const PhaseSpec& spec = c.specs[rp.phase];
-  std::vector<Rank> group;
+  std::vector<Rank>& group = scratch_advance_;
   members(spec, base_rank(c.phases[rp.phase], rp.instance), group);
   const int next = rp.phase + 1;
   if (next < static_cast<int>(c.phases.size())) {

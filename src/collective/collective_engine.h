@@ -134,6 +134,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::vector<RunningPhase> running_;
   std::vector<std::uint32_t> free_running_;
   std::vector<Rank> scratch_members_;
+  std::vector<Rank> scratch_advance_;
   std::uint64_t phases_run_ = 0;
 };
 

@@ -7,16 +7,14 @@ namespace {
 // std heap algorithms build a max-heap; "greater" puts the earliest on top.
 struct Later {
   bool operator()(const Event& a, const Event& b) const {
-    if (a.time != b.time) return a.time > b.time;
-    if (a.priority != b.priority) return a.priority > b.priority;
-    return a.sequence > b.sequence;
+    return a.time != b.time ? a.time > b.time : a.order > b.order;
   }
 };
 }  // namespace
 
 void EventQueue::push(TimePs time, EventPriority priority, EventHandler* handler,
                       std::uint64_t tag) {
-  heap_.push_back(Event{time, static_cast<std::int32_t>(priority), next_sequence_++, handler, tag});
+  heap_.push_back(Event{time, (static_cast<std::uint64_t>(priority) << 56) | next_sequence_++, handler, tag});
   std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 

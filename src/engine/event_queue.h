@@ -32,8 +32,9 @@ enum class EventPriority : std::int32_t {
 
 struct Event {
   TimePs time;
-  std::int32_t priority;
-  std::uint64_t sequence;
+  // (priority << 56) | sequence: one comparison orders simultaneous events
+  // by priority, then by the order they were scheduled in.
+  std::uint64_t order;
   EventHandler* handler;
   std::uint64_t tag;
 };

@@ -204,7 +204,15 @@ void FluidModel::schedule_completion(std::uint32_t idx, TimePs now) {
 void FluidModel::solve(TimePs now) {
   ++stamp_;
   for (ResourceId r : dirty_) {
-    if (resources_[r].stamp != stamp_) solve_component(now, r);
+    Resource& res = resources_[r];
+    if (res.users.empty()) {
+      // Emptied by departures (detach() settled its integral): nothing to re-rate.
+      res.used += res.load * ps_to_seconds(now - res.last_change);
+      res.last_change = now;
+      res.load = 0.0;
+      continue;
+    }
+    if (res.stamp != stamp_) solve_component(now, r);
   }
   for (ResourceId r : dirty_) resources_[r].dirty = false;
   dirty_.clear();
@@ -257,6 +265,21 @@ void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
     Activity& a = activities_[ai];
     a.remaining = std::max(0.0, a.remaining - a.rate * ps_to_seconds(now - a.last_update));
     a.last_update = now;
+  }
+  if (comp_acts_.size() == 1) {
+    // One activity: its rate is its tightest bound; no filling needed.
+    const std::uint32_t ai = comp_acts_[0];
+    Activity& a = activities_[ai];
+    double lambda = std::isinf(a.max_rate) ? kInf : a.max_rate / a.weight;
+    for (const Usage& u : a.usage) {
+      lambda = std::min(lambda, std::max(0.0, resources_[u.resource].capacity) / (u.amount_per_unit * a.weight));
+    }
+    a.rate = a.weight * lambda;
+    a.fixed = true;
+    for (const Usage& u : a.usage) resources_[u.resource].load += u.amount_per_unit * a.rate;
+    ++stats_.activities_rerated;
+    schedule_completion(ai, now);
+    return;
   }
   // Deterministic order: by priority class, then activity index.
   std::sort(comp_acts_.begin(), comp_acts_.end(), [this](std::uint32_t x, std::uint32_t y) {

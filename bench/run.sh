@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs acesim's benchmarks on an existing build and prints one summary table.
+#
+#   bench/run.sh BUILD_DIR        (what `make bench` runs; builds nothing)
+#
+# 1. acesim_bench_engine: event queue and fluid solver micro-benchmarks.
+# 2. acesim_bench_run:    whole collective runs (Google Benchmark).
+# 3. every whole-run case again, one process each (best of 3 runs), for the
+#    events and the peak RSS of that case alone; and the acesim CLI on the
+#    same cases under /usr/bin/time -v (peak RSS, wall time of the process).
+# 4. the summary table and the targets of the 1,024-NPU case.
+#
+# Exits 1 when a binary is missing, 2 when a benchmark fails; with
+# ACESIM_BENCH_STRICT=1 also 3 when a target is missed. About 15-60 s.
+set -euo pipefail
+
+build=${1:-build}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+engine=$build/bench/acesim_bench_engine
+runner=$build/bench/acesim_bench_run
+cli=$build/acesim
+min_time=${ACESIM_BENCH_MIN_TIME:-0.2}  # seconds per micro-benchmark
+
+missing=0
+for b in "$engine" "$runner" "$cli"; do
+  if [[ ! -x $b ]]; then
+    echo "bench/run.sh: missing $b (build first: cmake --build $build)" >&2
+    missing=1
+  fi
+done
+((missing == 0)) || exit 1
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== acesim_bench_engine (event queue, fluid solver; items/s = events/s or activities/s)"
+"$engine" --benchmark_min_time="$min_time" --benchmark_out="$tmp/engine.json" --benchmark_out_format=json 2>&1 ||
+  { echo "bench/run.sh: acesim_bench_engine failed" >&2; exit 2; }
+echo
+echo "== acesim_bench_run (whole runs through run_collective(); time = wall time per run)"
+"$runner" --benchmark_min_time=0.5 2>&1 || { echo "bench/run.sh: acesim_bench_run failed" >&2; exit 2; }
+echo
+
+# Items/s of one engine benchmark, from Google Benchmark's JSON output.
+items_per_s() {
+  awk -v n="\"$1\"," '$1 == "\"name\":" { cur = $2 }
+    $1 == "\"items_per_second\":" && cur == n { v = $2; sub(",", "", v); print v; exit }' "$tmp/engine.json"
+}
+
+# The CLI's arguments for a case name "<platform>_<size>/<backend>[_<granularity>]".
+cli_args() {
+  local plat size variant
+  case $1 in
+    ring8_1MiB/*) plat=ring_8.yaml size=1MiB ;;
+    torus1024_1GiB/*) plat=torus_16x8x8.yaml size=1GiB ;;
+    *) return 1 ;;
+  esac
+  case ${1#*/} in
+    fluid_phase) variant="--backend fluid --granularity phase" ;;
+    fluid_step) variant="--backend fluid --granularity step" ;;
+    analytical) variant="--backend analytical" ;;
+    *) return 1 ;;
+  esac
+  echo "collective --platform $here/platforms/$plat --bytes $size $variant"
+}
+
+have_time=0
+[[ -x /usr/bin/time ]] && have_time=1
+
+rows=()
+for c in $("$runner" --list); do
+  line=$("$runner" --case="$c" --repeat=3) || { echo "bench/run.sh: case $c failed" >&2; exit 2; }
+  # case, best wall (s), median wall (s), events, events/s, simulated time (us), peak RSS (kB)
+  IFS=$'\t' read -r name best _median events rate sim_us rss_kb <<<"$line"
+  cli_wall=n/a cli_rss=n/a
+  if ((have_time)) && args=$(cli_args "$c"); then
+    # shellcheck disable=SC2086
+    /usr/bin/time -v -o "$tmp/time.txt" "$cli" $args >/dev/null ||
+      { echo "bench/run.sh: acesim $args failed" >&2; exit 2; }
+    cli_rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f MB", $2 / 1024 }' "$tmp/time.txt")
+    cli_wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {
+      n = split($2, p, ":"); s = 0; for (i = 1; i <= n; ++i) s = s * 60 + p[i]; printf "%.2f s", s }' "$tmp/time.txt")
+  fi
+  rows+=("$name|$best|$events|$rate|$rss_kb|$cli_wall|$cli_rss|$sim_us")
+done
+
+echo "== summary (wall: best of 3 runs in one process; peak RSS: that process, getrusage;"
+echo "   CLI: acesim collective on the same case under /usr/bin/time -v, YAML parsing and output included)"
+printf '%-28s %12s %10s %12s %12s %10s %12s %14s\n' case wall events events/s "peak RSS" "CLI wall" "CLI RSS" "sim time"
+for r in "${rows[@]}"; do
+  IFS='|' read -r name best events rate rss_kb cli_wall cli_rss sim_us <<<"$r"
+  awk -v n="$name" -v w="$best" -v e="$events" -v r="$rate" -v m="$rss_kb" -v cw="$cli_wall" -v cr="$cli_rss" -v s="$sim_us" 'BEGIN {
+    printf "%-28s %9.3f ms %10d %10.2f M %9.1f MB %10s %12s %11.1f us\n", n, w * 1000, e, r / 1e6, m / 1024, cw, cr, s }'
+done
+
+# Targets: >= 10 M simple events/s; the 1,024-NPU 1 GiB all-reduce (fluid,
+# phase) under 1 s and under 200 MB.
+echo
+echo "== targets"
+missed=0
+check() {  # description, value, unit, limit, "max"|"min"
+  local ok
+  ok=$(awk -v v="$2" -v l="$4" -v k="$5" 'BEGIN { print (k == "max" ? v <= l : v >= l) ? 1 : 0 }')
+  printf '  %-52s %12s %-4s (%s %s)  %s\n' "$1" "$2" "$3" "$([[ $5 == max ]] && echo "<=" || echo ">=")" "$4" \
+    "$([[ $ok == 1 ]] && echo ok || echo MISSED)"
+  [[ $ok == 1 ]] || missed=1
+}
+ev=$(items_per_s BM_EventSelfReschedule)
+check "simple events/s (BM_EventSelfReschedule)" "$(awk -v v="$ev" 'BEGIN { printf "%.2f", v / 1e6 }')" M 10 min
+for r in "${rows[@]}"; do
+  IFS='|' read -r name best events rate rss_kb cli_wall cli_rss sim_us <<<"$r"
+  if [[ $name == torus1024_1GiB/fluid_phase ]]; then
+    check "1,024-NPU 1 GiB all-reduce, fluid/phase: wall" "$(awk -v v="$best" 'BEGIN { printf "%.3f", v }')" s 1 max
+    check "1,024-NPU 1 GiB all-reduce, fluid/phase: peak RSS" "$(awk -v v="$rss_kb" 'BEGIN { printf "%.1f", v / 1024 }')" MB 200 max
+    if [[ $cli_rss != n/a ]]; then
+      check "  the same through the CLI: peak RSS" "${cli_rss% MB}" MB 200 max
+    fi
+  fi
+done
+if ((missed)) && [[ ${ACESIM_BENCH_STRICT:-0} == 1 ]]; then exit 3; fi
+exit 0
