@@ -3,6 +3,9 @@
 // good runs print what they promise, identically every time.
 #include <gtest/gtest.h>
 
+#include "scratch_dir.h"
+#include "test_data.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,10 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = ACESIM_TEST_DATA;
-const std::string kNet = kData + "/astra-sim-2.0/network/";
-const std::string kSys = kData + "/astra-sim-2.0/system/";
-const std::string kCustom = kData + "/astra-custom/";
+using acesim::test::kCustom;
+using acesim::test::kData;
+using acesim::test::kNet;
+using acesim::test::kSys;
 
 struct CliRun {
   int status = -1;  // exit status; -1 if it did not exit normally
@@ -58,25 +61,8 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-class Cli : public ::testing::Test {
+class Cli : public acesim::test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("acesim_cli_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-
   // Runs the binary with `args` (no shell interpretation of the arguments).
   CliRun run(const std::vector<std::string>& args) {
     std::string cmd = quote(ACESIM_BINARY);
@@ -126,7 +112,6 @@ class Cli : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
 };
 
 // ------------------------------------------------------------ command line

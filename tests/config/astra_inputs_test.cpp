@@ -2,6 +2,9 @@
 // load_astra_platform on ASTRA-sim's own example files and on bad input.
 #include <gtest/gtest.h>
 
+#include "scratch_dir.h"
+#include "test_data.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -21,33 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = ACESIM_TEST_DATA;
-const std::string kNet = kData + "/astra-sim-2.0/network/";
-const std::string kSys = kData + "/astra-sim-2.0/system/";
-const std::string kCustom = kData + "/astra-custom/";
+using acesim::test::kCustom;
+using acesim::test::kData;
+using acesim::test::kNet;
+using acesim::test::kSys;
 
 std::vector<Algorithm> algs(std::initializer_list<Algorithm> a) { return a; }
 
-// A scratch directory per test, removed afterwards.
-class AstraInputs : public ::testing::Test {
+class AstraInputs : public test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("acesim_astra_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
   // A valid 1-dimension network (8-NPU ring) and a valid system file.
   std::string ring8() { return kNet + "Ring_8npus.yml"; }
   std::string plain_system() { return write("plain.json", "{}\n"); }
@@ -88,7 +73,6 @@ class AstraInputs : public ::testing::Test {
     expect_error(network.empty() ? ring8() : network, sys, prefix, parts);
   }
 
-  fs::path dir_;
 };
 
 // ------------------------------------------------- ASTRA-sim's example files

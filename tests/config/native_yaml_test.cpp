@@ -13,11 +13,12 @@
 #include "collective/plan.h"
 #include "config/input_error.h"
 #include "config/platform.h"
+#include "test_data.h"
 
 namespace acesim {
 namespace {
 
-const std::string kData = ACESIM_TEST_DATA;
+using test::kData;
 
 // The InputError message for `text`; fails the test when it is accepted or
 // something other than InputError is thrown.
