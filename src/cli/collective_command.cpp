@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/platform_options.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
@@ -17,24 +18,18 @@ namespace acesim::cli {
 namespace {
 
 struct Options {
-  std::string platform;
-  std::string network;
-  std::string system;
+  PlatformOptions platform;
   std::string op = "all-reduce";
   std::string bytes;
   std::string min_bytes;
   std::string max_bytes;
   long long step_factor = 2;  // signed, so that "-1" is refused rather than wrapped
-  std::string backend;
-  std::string granularity;
-  int chunks = 0;
   std::string dims;
   bool json = false;
   // Whether each option was given at all (an empty or zero value still counts).
   bool bytes_given = false;
   bool min_bytes_given = false;
   bool max_bytes_given = false;
-  bool chunks_given = false;
   bool dims_given = false;
 };
 
@@ -49,37 +44,7 @@ std::uint64_t size_option(const std::string& flag, const std::string& text) {
 }
 
 int run(const Options& o) {
-  PlatformConfig platform;
-  if (!o.platform.empty() && (!o.network.empty() || !o.system.empty())) {
-    throw InputError("--platform cannot be combined with --network/--system");
-  }
-  if (o.network.empty() != o.system.empty()) {
-    throw InputError(o.network.empty() ? "--system needs --network (ASTRA-sim inputs come as a pair)"
-                                       : "--network needs --system (ASTRA-sim inputs come as a pair)");
-  }
-  if (!o.platform.empty()) {
-    platform = load_platform_file(o.platform);
-  } else if (!o.network.empty()) {
-    platform = load_astra_platform(o.network, o.system);
-  } else {
-    platform = default_platform();
-  }
-  if (!o.backend.empty()) {
-    const auto b = parse_backend(o.backend);
-    if (!b) throw InputError("--backend: unknown backend '" + o.backend + "' (valid: analytical, fluid)");
-    platform.network.backend = *b;
-  }
-  if (!o.granularity.empty()) {
-    const auto g = parse_granularity(o.granularity);
-    if (!g) throw InputError("--granularity: unknown granularity '" + o.granularity + "' (valid: phase, step)");
-    platform.network.granularity = *g;
-  }
-  if (o.chunks_given) {
-    if (o.chunks < 1 || o.chunks > 1'000'000) {
-      throw InputError("--chunks: must be an integer in 1..1000000, got " + std::to_string(o.chunks));
-    }
-    platform.collectives.chunks = o.chunks;
-  }
+  const PlatformConfig platform = load_platform(o.platform);
   CollectiveRequestSpec req;
   const auto op = parse_collective_op(o.op);
   if (!op) {
@@ -135,31 +100,18 @@ int run(const Options& o) {
 std::function<int()> add_collective_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("collective", "Time one collective (nccl-tests style table)");
-  // An empty file name or backend would otherwise read as "not given" and
-  // silently fall back to the default.
-  const CLI::Validator non_empty(
-      [](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); }, "", "non-empty");
-  c->add_option("--platform", o->platform, "acesim platform YAML (default: built-in presets/default.yaml)")
-      ->check(non_empty);
-  c->add_option("--network", o->network, "ASTRA-sim 2.0 analytical network YAML")->check(non_empty);
-  c->add_option("--system", o->system, "ASTRA-sim 2.0 system JSON")->check(non_empty);
+  add_platform_options(c, o->platform);
   c->add_option("--op", o->op, "all-reduce | reduce-scatter | all-gather | all-to-all")->capture_default_str();
   CLI::Option* bytes = c->add_option("--bytes", o->bytes, "one size, e.g. 64MiB (nccl-tests size convention)");
   CLI::Option* min_bytes = c->add_option("--min-bytes", o->min_bytes, "sweep start (default 64KiB)");
   CLI::Option* max_bytes = c->add_option("--max-bytes", o->max_bytes, "sweep end (default 256MiB)");
   c->add_option("--step-factor", o->step_factor, "sweep multiplier")->capture_default_str();
-  c->add_option("--backend", o->backend, "network backend: analytical | fluid (overrides the platform)")
-      ->check(non_empty);
-  c->add_option("--granularity", o->granularity, "fluid backend: phase | step (overrides the platform)")
-      ->check(non_empty);
-  CLI::Option* chunks = c->add_option("--chunks", o->chunks, "chunks per collective (overrides the platform)");
   CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
-  return [o, bytes, min_bytes, max_bytes, chunks, dims] {
+  return [o, bytes, min_bytes, max_bytes, dims] {
     o->bytes_given = bytes->count() > 0;
     o->min_bytes_given = min_bytes->count() > 0;
     o->max_bytes_given = max_bytes->count() > 0;
-    o->chunks_given = chunks->count() > 0;
     o->dims_given = dims->count() > 0;
     return run(*o);
   };

@@ -24,8 +24,8 @@ std::uint64_t shape_key(CollectiveOp op, Algorithm alg, std::uint32_t mask, Rank
 }  // namespace
 
 CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net,
-                                   CollectiveConfig cfg)
-    : sim_(sim), topo_(topo), net_(net), cfg_(std::move(cfg)), shapes_(topo) {
+                                   CollectiveConfig cfg, Endpoint* endpoint)
+    : sim_(sim), topo_(topo), net_(net), cfg_(std::move(cfg)), endpoint_(endpoint), shapes_(topo) {
   if (topo_.num_dims() > 16) throw std::invalid_argument("at most 16 topology dimensions are supported");
   const std::string problem = validate(cfg_, topo_);
   if (!problem.empty()) throw std::invalid_argument(problem);
@@ -57,7 +57,40 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
     if (auto why = unsupported_reason(spec.op, spec.algorithm, spec.group_size)) throw std::invalid_argument(*why);
   }
   c.chunks = cfg_.chunks;
-  c.chunk_bytes = req.bytes / cfg_.chunks;
+  if (cfg_.max_chunk_bytes > 0) {
+    const double needed = std::ceil(req.bytes / static_cast<double>(cfg_.max_chunk_bytes));
+    if (needed > 1'000'000.0) {
+      throw std::invalid_argument("a collective of " + std::to_string(static_cast<long long>(req.bytes)) +
+                                  " bytes needs more than 1000000 chunks of max_chunk_bytes");
+    }
+    c.chunks = std::max(c.chunks, static_cast<int>(needed));
+  }
+  c.chunk_bytes = req.bytes / c.chunks;
+  for (int d : dims) c.group_npus *= topo_.dim(d).npus;
+  const double n = static_cast<double>(c.group_npus);
+  switch (req.op) {
+    case CollectiveOp::kAllReduce:
+    case CollectiveOp::kAllToAll:
+      c.chunk_in = c.chunk_out = c.chunk_bytes;
+      break;
+    case CollectiveOp::kReduceScatter:
+      c.chunk_in = c.chunk_bytes;
+      c.chunk_out = c.chunk_bytes / n;
+      break;
+    case CollectiveOp::kAllGather:
+      c.chunk_in = c.chunk_bytes / n;
+      c.chunk_out = c.chunk_bytes;
+      break;
+  }
+  c.footprint = std::max(c.chunk_in, c.chunk_out);
+  if (endpoint_ != nullptr && endpoint_->executor() == ExecutorKind::kAce && !c.specs.empty() &&
+      c.footprint > static_cast<double>(endpoint_->config().ace.sram_bytes)) {
+    throw std::invalid_argument(
+        "ace: a chunk of " + std::to_string(static_cast<long long>(std::ceil(c.footprint))) +
+        " bytes per NPU does not fit the ACE SRAM (communication.ace.sram = " +
+        std::to_string(endpoint_->config().ace.sram_bytes) +
+        " bytes); split collectives into more chunks (collectives.chunks, collectives.max_chunk_bytes or --chunks)");
+  }
   for (const PhaseSpec& spec : c.specs) {
     Phase ph;
     for (int d : spec.dims) ph.dims_mask |= 1u << d;
@@ -167,9 +200,23 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
   dispatch(q);
 }
 
+bool CollectiveEngine::admit(const Waiting& w) {
+  if (w.phase != 0 || endpoint_ == nullptr || endpoint_->executor() != ExecutorKind::kAce) return true;
+  const Collective& c = collectives_[w.coll];
+  members(c.specs[0], base_rank(c.phases[0], w.instance), scratch_members_);
+  return endpoint_->sram_try_reserve(scratch_members_, c.footprint);
+}
+
 void CollectiveEngine::dispatch(std::int32_t q) {
   GroupQueue& gq = queues_[q];
   while (gq.running < cfg_.active_chunks_per_dim && !gq.heap.empty()) {
+    // A chunk entering an ACE collective needs SRAM on every member; until
+    // some is released the group waits (later phases are served first, so
+    // nothing behind the head could run instead).
+    if (!admit(gq.heap.front())) {
+      sram_blocked_.push_back(q);
+      return;
+    }
     std::pop_heap(gq.heap.begin(), gq.heap.end(), [](const Waiting& a, const Waiting& b) {
       return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
     });
@@ -198,7 +245,21 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   }
   running_[slot] = RunningPhase{w.coll, w.phase, w.chunk, w.instance, q};
   ++phases_run_;
-  net_.start(shape, c.chunk_bytes * spec.size_factor, cfg_.endpoint_delay_ps, this, slot);
+  const double bytes = c.chunk_bytes * spec.size_factor;
+  if (endpoint_ == nullptr) {
+    net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot);
+    return;
+  }
+  PhaseCost cost;
+  cost.op = spec.op;
+  cost.first = w.phase == 0;
+  cost.last = w.phase + 1 == static_cast<int>(c.specs.size());
+  cost.in_bytes = c.chunk_in;
+  cost.out_bytes = c.chunk_out;
+  endpoint_->phase_begin(w.coll, scratch_members_);
+  endpoint_->phase_load(cost, scratch_members_, shape, bytes, load_);
+  endpoint_->record_traffic(shape, bytes);
+  net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, &load_);
 }
 
 void CollectiveEngine::transfer_done(std::uint64_t tag) {
@@ -207,6 +268,12 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
   --queues_[rp.queue].running;
   advance(rp);
   dispatch(rp.queue);
+  if (!sram_blocked_.empty() && sram_released_) {
+    sram_released_ = false;
+    std::vector<std::int32_t> blocked;
+    blocked.swap(sram_blocked_);
+    for (std::int32_t q : blocked) dispatch(q);
+  }
 }
 
 void CollectiveEngine::advance(const RunningPhase& rp) {
@@ -214,6 +281,7 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
   const PhaseSpec& spec = c.specs[rp.phase];
   std::vector<Rank>& group = scratch_advance_;
   members(spec, base_rank(c.phases[rp.phase], rp.instance), group);
+  if (endpoint_ != nullptr) endpoint_->phase_end(rp.coll, group);
   const int next = rp.phase + 1;
   if (next < static_cast<int>(c.phases.size())) {
     const auto size = static_cast<std::int32_t>(c.specs[next].group_size);
@@ -224,7 +292,12 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
     }
     return;
   }
+  const bool ace = endpoint_ != nullptr && endpoint_->executor() == ExecutorKind::kAce;
   for (Rank r : group) {
+    if (ace) {
+      endpoint_->sram_release(r, c.footprint);
+      sram_released_ = true;
+    }
     if (++collectives_[rp.coll].rank_chunks_done[r] == c.chunks) rank_finished(rp.coll, r);
   }
 }

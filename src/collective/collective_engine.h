@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collective/plan.h"
+#include "endpoint/endpoint.h"
 #include "engine/simulation.h"
 #include "network/network.h"
 #include "network/transfer_shape.h"
@@ -45,7 +46,10 @@ class CollectiveListener {
 
 class CollectiveEngine final : private TransferListener, private EventHandler {
  public:
-  CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveConfig cfg);
+  // `endpoint` may be null: communication then costs the endpoints nothing
+  // and no per-NPU statistics are kept.
+  CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveConfig cfg,
+                   Endpoint* endpoint = nullptr);
   CollectiveEngine(const CollectiveEngine&) = delete;
   CollectiveEngine& operator=(const CollectiveEngine&) = delete;
 
@@ -68,6 +72,9 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   const CollectiveConfig& config() const { return cfg_; }
   const std::vector<PhaseSpec>& phases(CollectiveId id) const { return collectives_[id].specs; }
   std::size_t shapes_built() const { return shapes_.size(); }
+  int chunks(CollectiveId id) const { return collectives_[id].chunks; }
+  // NPUs in one group of the collective (the product of its dimensions' sizes).
+  long long group_npus(CollectiveId id) const { return collectives_[id].group_npus; }
   std::uint64_t phases_run() const { return phases_run_; }
 
  private:
@@ -86,6 +93,10 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     std::vector<Phase> phases;
     int chunks = 1;
     double chunk_bytes = 0.0;
+    long long group_npus = 1;
+    double chunk_in = 0.0;    // a chunk's input at one NPU
+    double chunk_out = 0.0;   // a chunk's output at one NPU
+    double footprint = 0.0;   // ace: SRAM a chunk holds at each NPU from entry to exit
     std::vector<std::int32_t> rank_chunks_done;
     std::vector<std::uint8_t> rank_arrived;
     long long arrivals = 0;
@@ -120,6 +131,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   void launch(const Waiting& w, std::int32_t queue);
   void advance(const RunningPhase& rp);
   void rank_finished(CollectiveId id, Rank r);
+  bool admit(const Waiting& w);
   void transfer_done(std::uint64_t tag) override;
   void handle_event(std::uint64_t tag) override;
 
@@ -127,6 +139,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   const Topology& topo_;
   NetworkBackend& net_;
   CollectiveConfig cfg_;
+  Endpoint* endpoint_;
   ShapeCache shapes_;
   std::deque<Collective> collectives_;
   std::deque<GroupQueue> queues_;
@@ -135,6 +148,9 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::vector<std::uint32_t> free_running_;
   std::vector<Rank> scratch_members_;
   std::vector<Rank> scratch_advance_;
+  EndpointLoad load_;
+  std::vector<std::int32_t> sram_blocked_;  // queues waiting for ACE SRAM
+  bool sram_released_ = false;
   std::uint64_t phases_run_ = 0;
 };
 

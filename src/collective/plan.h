@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct OpConfig {
 
 struct CollectiveConfig {
   int chunks = 1;                 // pieces each collective is split into (pipelined)
+  // When > 0, a collective is split into more chunks if needed so that no
+  // chunk exceeds this many bytes (an offload engine's SRAM must hold one).
+  std::uint64_t max_chunk_bytes = 0;
   int active_chunks_per_dim = 1;  // chunks running at once on one group of a dimension
   SchedulingPolicy policy = SchedulingPolicy::kLifo;
   TimePs endpoint_delay_ps = 0;  // added to every step (message handling at the endpoint)

@@ -301,6 +301,12 @@ PlatformConfig load_astra_platform(const std::string& network_file, const std::s
       throw_input_error(system_file, line, key, "unknown key" + suggestion(key, known));
     }
   }
+  // ASTRA-sim inputs carry no NPU model: the documented default NPU, with the
+  // system file's memory bandwidth and peak compute when it gives them.
+  pc.npu = default_npu();
+  pc.npu.executor = ExecutorKind::kIdeal;
+  if (pc.local_mem_bw_GBps) pc.npu.hbm_GBps = *pc.local_mem_bw_GBps;
+  if (pc.peak_perf_TFLOPS) pc.npu.unit_TFLOPS = *pc.peak_perf_TFLOPS / pc.npu.compute_units;
   if (baseline_optimization && cc.op(CollectiveOp::kAllReduce).plan == PlanKind::kHierarchical) {
     cc.op(CollectiveOp::kAllReduce).plan = PlanKind::kPerDimension;
   }

@@ -1,9 +1,11 @@
 // acesim's native platform YAML (schema in docs/formats.md).
 #include <cctype>
+#include <sstream>
 
 #include "collective/pattern.h"
 #include "config/input_error.h"
 #include "config/limits.h"
+#include "config/units.h"
 #include "config/platform.h"
 #include "config/yaml_reader.h"
 
@@ -119,12 +121,130 @@ void read_op(const YAML::Node& node, CollectiveOp op, const std::vector<Dimensio
   }
 }
 
+double positive_number(const YAML::Node& node, const std::string& file, const std::string& path, double max) {
+  const double v = yaml::number(node, file, path);
+  if (!(v > 0.0 && v <= max)) {
+    std::ostringstream ss;
+    ss << "must be > 0 and <= " << max << ", got " << node.Scalar();
+    throw_input_error(file, yaml::line_of(node), path, ss.str());
+  }
+  return v;
+}
+
+bool boolean(const YAML::Node& node, const std::string& file, const std::string& path) {
+  const std::string v = yaml::scalar(node, file, path);
+  if (v == "true" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "no" || v == "off") return false;
+  throw_input_error(file, yaml::line_of(node), path, "expected true or false, got '" + v + "'");
+}
+
+void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
+  using namespace yaml;
+  check_map(node, file, "npu",
+            {"compute_units", "unit_TFLOPS", "hbm_GBps", "hbm_sharing", "hbm_comm_share", "timed_kernel_hbm_fraction",
+             "fixed_kernel_times"});
+  if (node["compute_units"]) {
+    const long long u = integer(node["compute_units"], file, "npu.compute_units");
+    if (u < 1 || u > 1'000'000) {
+      throw_input_error(file, line_of(node["compute_units"]), "npu.compute_units", "must be an integer in 1..1000000, got " + std::to_string(u));
+    }
+    npu.compute_units = static_cast<int>(u);
+  }
+  if (node["unit_TFLOPS"]) npu.unit_TFLOPS = positive_number(node["unit_TFLOPS"], file, "npu.unit_TFLOPS", 1e6);
+  if (node["hbm_GBps"]) npu.hbm_GBps = positive_number(node["hbm_GBps"], file, "npu.hbm_GBps", limits::kMaxBandwidthGBps);
+  if (node["hbm_sharing"]) {
+    const std::string v = scalar(node["hbm_sharing"], file, "npu.hbm_sharing");
+    const auto h = parse_hbm_sharing(v);
+    const auto names = hbm_sharing_names();
+    if (!h) throw_input_error(file, line_of(node["hbm_sharing"]), "npu.hbm_sharing", "unknown policy '" + v + "'" + suggestion(v, names));
+    npu.hbm_sharing = *h;
+  }
+  if (node["hbm_comm_share"]) {
+    npu.hbm_comm_share = number(node["hbm_comm_share"], file, "npu.hbm_comm_share");
+    if (!(npu.hbm_comm_share > 0.0 && npu.hbm_comm_share < 1.0)) {
+      throw_input_error(file, line_of(node["hbm_comm_share"]), "npu.hbm_comm_share", "must be between 0 and 1 (exclusive), got " + node["hbm_comm_share"].Scalar());
+    }
+    if (npu.hbm_sharing != HbmSharing::kStatic) {
+      throw_input_error(file, line_of(node["hbm_comm_share"]), "npu.hbm_comm_share", "only applies with hbm_sharing: static");
+    }
+  }
+  if (node["timed_kernel_hbm_fraction"]) {
+    npu.timed_kernel_hbm_fraction = number(node["timed_kernel_hbm_fraction"], file, "npu.timed_kernel_hbm_fraction");
+    if (!(npu.timed_kernel_hbm_fraction >= 0.0 && npu.timed_kernel_hbm_fraction <= 1.0)) {
+      throw_input_error(file, line_of(node["timed_kernel_hbm_fraction"]), "npu.timed_kernel_hbm_fraction",
+                        "must be in 0..1, got " + node["timed_kernel_hbm_fraction"].Scalar());
+    }
+  }
+  if (node["fixed_kernel_times"]) npu.fixed_kernel_times = boolean(node["fixed_kernel_times"], file, "npu.fixed_kernel_times");
+}
+
+void read_communication(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
+  using namespace yaml;
+  check_map(node, file, "communication", {"executor", "sm", "ace"});
+  if (node["executor"]) {
+    const std::string v = scalar(node["executor"], file, "communication.executor");
+    const auto e = parse_executor(v);
+    const auto names = executor_names();
+    if (!e) throw_input_error(file, line_of(node["executor"]), "communication.executor", "unknown executor '" + v + "'" + suggestion(v, names));
+    npu.executor = *e;
+  }
+  if (node["sm"]) {
+    const YAML::Node sm = node["sm"];
+    check_map(sm, file, "communication.sm", {"units", "copy_GBps_per_unit", "reduce_GBps_per_unit", "hbm_bytes_per_byte_sent"});
+    if (sm["units"]) {
+      const long long u = integer(sm["units"], file, "communication.sm.units");
+      if (u < 1 || u > npu.compute_units) {
+        throw_input_error(file, line_of(sm["units"]), "communication.sm.units",
+                          "must be in 1..npu.compute_units (" + std::to_string(npu.compute_units) + "), got " + std::to_string(u));
+      }
+      npu.sm.units = static_cast<int>(u);
+    }
+    if (sm["copy_GBps_per_unit"]) {
+      npu.sm.copy_GBps_per_unit = positive_number(sm["copy_GBps_per_unit"], file, "communication.sm.copy_GBps_per_unit", limits::kMaxBandwidthGBps);
+    }
+    if (sm["reduce_GBps_per_unit"]) {
+      npu.sm.reduce_GBps_per_unit = positive_number(sm["reduce_GBps_per_unit"], file, "communication.sm.reduce_GBps_per_unit", limits::kMaxBandwidthGBps);
+    }
+    if (sm["hbm_bytes_per_byte_sent"]) {
+      const YAML::Node h = sm["hbm_bytes_per_byte_sent"];
+      const std::string base = "communication.sm.hbm_bytes_per_byte_sent";
+      check_map(h, file, base, {"reduce-scatter", "all-gather", "all-to-all"});
+      auto read = [&](const char* key, double& out) {
+        if (!h[key]) return;
+        out = number(h[key], file, base + "." + key);
+        if (!(out >= 0.0 && out <= 1000.0)) {
+          throw_input_error(file, line_of(h[key]), base + "." + key, "must be in 0..1000, got " + h[key].Scalar());
+        }
+      };
+      read("reduce-scatter", npu.sm.hbm_per_byte_reduce);
+      read("all-gather", npu.sm.hbm_per_byte_gather);
+      read("all-to-all", npu.sm.hbm_per_byte_alltoall);
+    }
+  }
+  if (node["ace"]) {
+    const YAML::Node ace = node["ace"];
+    check_map(ace, file, "communication.ace", {"sram", "alu_GBps", "dma_GBps"});
+    if (ace["sram"]) {
+      std::string err;
+      const std::string text = scalar(ace["sram"], file, "communication.ace.sram");
+      const auto v = parse_bytes(text, &err);
+      if (!v) throw_input_error(file, line_of(ace["sram"]), "communication.ace.sram", err);
+      if (*v == 0 || *v > (1ULL << 40)) {
+        throw_input_error(file, line_of(ace["sram"]), "communication.ace.sram", "must be > 0 and at most 1 TiB, got '" + text + "'");
+      }
+      npu.ace.sram_bytes = *v;
+    }
+    if (ace["alu_GBps"]) npu.ace.alu_GBps = positive_number(ace["alu_GBps"], file, "communication.ace.alu_GBps", limits::kMaxBandwidthGBps);
+    if (ace["dma_GBps"]) npu.ace.dma_GBps = positive_number(ace["dma_GBps"], file, "communication.ace.dma_GBps", limits::kMaxBandwidthGBps);
+  }
+}
+
 }  // namespace
 
 PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file) {
   using namespace yaml;
   const YAML::Node root = parse(text, file);
-  check_map(root, file, "", {"topology", "network", "collectives"});
+  check_map(root, file, "", {"topology", "network", "collectives", "npu", "communication"});
   require(root, "topology", file, "");
   PlatformConfig pc;
   pc.source = file;
@@ -143,6 +263,10 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
   }
   const Topology t(pc.dims);
   pc.collectives = default_collective_config(t);
+  pc.npu = default_npu();
+  // npu first: communication.sm.units is checked against npu.compute_units.
+  if (root["npu"]) read_npu(root["npu"], pc.npu, file);
+  if (root["communication"]) read_communication(root["communication"], pc.npu, file);
 
   if (root["network"]) {
     const YAML::Node n = root["network"];
@@ -166,13 +290,21 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
   if (root["collectives"]) {
     const YAML::Node c = root["collectives"];
     check_map(c, file, "collectives",
-              {"chunks", "active_chunks_per_dimension", "scheduling", "endpoint_delay_ns", "all-reduce",
+              {"chunks", "max_chunk_bytes", "active_chunks_per_dimension", "scheduling", "endpoint_delay_ns", "all-reduce",
                "reduce-scatter", "all-gather", "all-to-all"});
     CollectiveConfig& cc = pc.collectives;
     if (c["chunks"]) {
       const long long v = integer(c["chunks"], file, "collectives.chunks");
       if (v < 1 || v > limits::kMaxChunks) throw_input_error(file, line_of(c["chunks"]), "collectives.chunks", "must be an integer in 1..1000000, got " + std::to_string(v));
       cc.chunks = static_cast<int>(v);
+    }
+    if (c["max_chunk_bytes"]) {
+      std::string err;
+      const std::string size = scalar(c["max_chunk_bytes"], file, "collectives.max_chunk_bytes");
+      const auto v = parse_bytes(size, &err);
+      if (!v) throw_input_error(file, line_of(c["max_chunk_bytes"]), "collectives.max_chunk_bytes", err);
+      if (*v == 0) throw_input_error(file, line_of(c["max_chunk_bytes"]), "collectives.max_chunk_bytes", "must be > 0");
+      cc.max_chunk_bytes = *v;
     }
     if (c["active_chunks_per_dimension"]) {
       const long long v = integer(c["active_chunks_per_dimension"], file, "collectives.active_chunks_per_dimension");

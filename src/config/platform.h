@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collective/plan.h"
+#include "endpoint/npu_config.h"
 #include "network/network.h"
 #include "topology/topology.h"
 
@@ -18,6 +19,7 @@ struct PlatformConfig {
   std::vector<DimensionSpec> dims;
   NetworkConfig network;
   CollectiveConfig collectives;
+  NpuConfig npu;
   // From an ASTRA-sim system file; used by the endpoint model.
   std::optional<double> local_mem_bw_GBps;
   std::optional<double> peak_perf_TFLOPS;
@@ -33,6 +35,8 @@ PlatformConfig default_platform();
 std::string_view default_platform_yaml();
 
 // ASTRA-sim 2.0 analytical network YAML + system JSON. Throws InputError.
+// The NPU is default_npu() with the system file's local-mem-bw and peak-perf
+// when present; the executor is ideal (ASTRA-sim's endpoint semantics).
 PlatformConfig load_astra_platform(const std::string& network_yml, const std::string& system_json);
 
 // Reads a whole file; throws InputError naming it when it cannot.

@@ -1,4 +1,6 @@
 // Congestion-unaware backend: a closed form per transfer, one event each.
+// With endpoint demands the transfer becomes an activity whose network part
+// never slows (its own max rate) but whose endpoint resources are shared.
 #include <vector>
 
 #include "network/network.h"
@@ -6,7 +8,7 @@
 namespace acesim {
 namespace {
 
-class AnalyticalNetwork final : public NetworkBackend, private EventHandler {
+class AnalyticalNetwork final : public NetworkBackend, private EventHandler, private ActivityListener {
  public:
   AnalyticalNetwork(Simulation& sim, const Topology& topo) : sim_(sim) {
     bytes_per_dim_.assign(topo.num_dims(), 0.0);
@@ -14,7 +16,7 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler {
   std::string_view name() const override { return "analytical"; }
 
   void start(const TransferShape& shape, double bytes, TimePs overhead_ps, TransferListener* listener,
-             std::uint64_t tag) override {
+             std::uint64_t tag, const EndpointLoad* endpoint) override {
     account(shape, bytes);
     std::uint32_t slot;
     if (!free_.empty()) {
@@ -25,7 +27,18 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler {
       pending_.emplace_back();
     }
     pending_[slot] = {listener, tag};
-    sim_.schedule_in(analytical_duration(shape, bytes, overhead_ps), this, slot, EventPriority::kCompletion);
+    const TimePs duration = analytical_duration(shape, bytes, overhead_ps);
+    usage_.clear();
+    append_endpoint_usage(endpoint, ps_to_seconds(duration), usage_);
+    if (usage_.empty()) {
+      sim_.schedule_in(duration, this, slot, EventPriority::kCompletion);
+      return;
+    }
+    ActivitySpec spec;
+    spec.work = ps_to_seconds(duration);
+    spec.max_rate = 1.0;
+    spec.priority_class = endpoint->priority_class;
+    sim_.fluid().start(sim_.now(), spec, usage_, this, slot);
   }
 
  private:
@@ -33,6 +46,7 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler {
     TransferListener* listener;
     std::uint64_t tag;
   };
+  void activity_done(std::uint64_t slot) override { handle_event(slot); }
   void handle_event(std::uint64_t slot) override {
     const Pending p = pending_[slot];
     free_.push_back(static_cast<std::uint32_t>(slot));
@@ -42,6 +56,7 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler {
   Simulation& sim_;
   std::vector<Pending> pending_;
   std::vector<std::uint32_t> free_;
+  std::vector<Usage> usage_;
 };
 
 }  // namespace

@@ -25,7 +25,7 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
   std::string_view name() const override { return "fluid"; }
 
   void start(const TransferShape& shape, double bytes, TimePs overhead_ps, TransferListener* listener,
-             std::uint64_t tag) override {
+             std::uint64_t tag, const EndpointLoad* endpoint) override {
     account(shape, bytes);
     const Cached& c = cached(shape);
     std::uint32_t slot;
@@ -36,16 +36,36 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
       slot = static_cast<std::uint32_t>(running_.size());
       running_.emplace_back();
     }
-    running_[slot] = Running{&shape, &c, bytes, overhead_ps, listener, tag, 0, 0};
+    Running& r = running_[slot];
+    // Field by field: the slot's usage vector keeps its capacity.
+    r.shape = &shape;
+    r.cached = &c;
+    r.bytes = bytes;
+    r.overhead_ps = overhead_ps;
+    r.listener = listener;
+    r.tag = tag;
+    r.step = 0;
+    r.rep = 0;
+    r.endpoint_usage.clear();
     if (shape.steps.empty()) {
       sim_.schedule_in(0, this, slot, EventPriority::kCompletion);
       return;
     }
+    const double work = bytes * c.seconds_per_byte;
+    r.priority_class = endpoint != nullptr ? endpoint->priority_class : 0;
+    append_endpoint_usage(endpoint, work, r.endpoint_usage);
     if (granularity_ == Granularity::kPhase) {
       ActivitySpec spec;
-      spec.work = bytes * c.seconds_per_byte;
+      spec.work = work;
       spec.max_rate = 1.0;
-      sim_.fluid().start(sim_.now(), spec, c.usage, this, slot);
+      spec.priority_class = r.priority_class;
+      if (r.endpoint_usage.empty()) {
+        sim_.fluid().start(sim_.now(), spec, c.usage, this, slot);
+      } else {
+        scratch_ = c.usage;
+        scratch_.insert(scratch_.end(), r.endpoint_usage.begin(), r.endpoint_usage.end());
+        sim_.fluid().start(sim_.now(), spec, scratch_, this, slot);
+      }
     } else {
       start_step(slot);
     }
@@ -67,6 +87,10 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
     std::uint64_t tag;
     int step;
     int rep;
+    // Endpoint resources per unit of progress, the same in every step (the
+    // transfer's endpoint work is spread evenly over its bytes).
+    std::vector<Usage> endpoint_usage;
+    int priority_class;
   };
 
   ResourceId resource_for(LinkId l) {
@@ -111,7 +135,14 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
     ActivitySpec spec;
     spec.work = r.bytes * st.scale(r.rep) * st.max_seconds_per_byte;
     spec.max_rate = 1.0;
-    sim_.fluid().start(sim_.now(), spec, r.cached->step_usage[r.step], this, slot);
+    spec.priority_class = r.priority_class;
+    if (r.endpoint_usage.empty()) {
+      sim_.fluid().start(sim_.now(), spec, r.cached->step_usage[r.step], this, slot);
+    } else {
+      scratch_ = r.cached->step_usage[r.step];
+      scratch_.insert(scratch_.end(), r.endpoint_usage.begin(), r.endpoint_usage.end());
+      sim_.fluid().start(sim_.now(), spec, scratch_, this, slot);
+    }
   }
 
   // Bytes have moved: wait out the latency.
@@ -151,6 +182,7 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
   std::deque<Cached> cache_;  // stable addresses: running transfers point into it
   std::vector<Running> running_;
   std::vector<std::uint32_t> free_;
+  std::vector<Usage> scratch_;
 };
 
 }  // namespace

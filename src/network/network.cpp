@@ -35,6 +35,13 @@ void NetworkBackend::account(const TransferShape& shape, double bytes) {
   for (std::size_t d = 0; d < shape.bytes_per_dim.size(); ++d) bytes_per_dim_[d] += shape.bytes_per_dim[d] * bytes;
 }
 
+void NetworkBackend::append_endpoint_usage(const EndpointLoad* endpoint, double work, std::vector<Usage>& out) {
+  if (endpoint == nullptr || !(work > 0.0)) return;
+  for (const EndpointDemand& d : endpoint->demands) {
+    if (d.amount > 0.0) out.push_back({d.resource, d.amount / work});
+  }
+}
+
 TimePs analytical_duration(const TransferShape& shape, double bytes, TimePs per_step_overhead_ps) {
   const double ps_per_s = static_cast<double>(kPsPerSec);
   double total_ps = 0.0;

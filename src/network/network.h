@@ -39,6 +39,19 @@ struct NetworkConfig {
   Granularity granularity = Granularity::kPhase;
 };
 
+// What a transfer costs at its endpoints beyond the links (HBM, compute
+// units, an offload engine's DMA and ALUs): absolute amounts for the whole
+// transfer, consumed evenly while its bytes move.
+struct EndpointDemand {
+  ResourceId resource;
+  double amount;
+};
+
+struct EndpointLoad {
+  std::vector<EndpointDemand> demands;
+  int priority_class = 0;
+};
+
 class TransferListener {
  public:
   virtual void transfer_done(std::uint64_t tag) = 0;
@@ -52,15 +65,17 @@ class NetworkBackend {
   virtual ~NetworkBackend() = default;
   virtual std::string_view name() const = 0;
   // Moves `bytes` of phase data through `shape`; `per_step_overhead_ps` is
-  // added to every step. Calls listener->transfer_done(tag) from an event,
-  // never from inside start().
+  // added to every step; `endpoint` (may be null) adds endpoint resources.
+  // Calls listener->transfer_done(tag) later, never from inside start().
   virtual void start(const TransferShape& shape, double bytes, TimePs per_step_overhead_ps,
-                     TransferListener* listener, std::uint64_t tag) = 0;
+                     TransferListener* listener, std::uint64_t tag, const EndpointLoad* endpoint = nullptr) = 0;
   // Bytes carried by the links of each dimension so far (sum over links).
   const std::vector<double>& link_bytes_per_dim() const { return bytes_per_dim_; }
 
  protected:
   void account(const TransferShape& shape, double bytes);
+  // Appends endpoint demands as usage per unit of `work` (work > 0).
+  static void append_endpoint_usage(const EndpointLoad* endpoint, double work, std::vector<Usage>& out);
   std::vector<double> bytes_per_dim_;
 };
 

@@ -8,6 +8,9 @@ namespace acesim {
 TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::span<const Rank> members) {
   TransferShape shape;
   shape.bytes_per_dim.assign(topo.num_dims(), 0.0);
+  shape.originated.assign(members.size(), 0.0);
+  shape.terminated.assign(members.size(), 0.0);
+  std::vector<NpuLinkTraffic> per_link;
   std::vector<LinkId> route;
   std::vector<LinkLoad> raw;
   for (const PatternStep& ps : pattern.steps) {
@@ -19,6 +22,8 @@ TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::spa
     raw.clear();
     std::vector<std::pair<TimePs, double>> points;
     for (const PatternMessage& m : ps.messages) {
+      shape.originated[m.src] += m.fraction * st.scale_sum;
+      shape.terminated[m.dst] += m.fraction * st.scale_sum;
       route.clear();
       topo.route(members[m.src], members[m.dst], route);
       TimePs lat = 0;
@@ -45,6 +50,9 @@ TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::spa
       const Link link = topo.link(l.link);
       st.max_seconds_per_byte = std::max(st.max_seconds_per_byte, l.bytes_per_byte / link.bandwidth_Bps);
       shape.bytes_per_dim[link.dim] += l.bytes_per_byte * st.scale_sum;
+      const double b = l.bytes_per_byte * st.scale_sum;
+      if (link.src >= 0) per_link.push_back({link.src, link.dim, b, 0.0});
+      if (link.dst >= 0) per_link.push_back({link.dst, link.dim, 0.0, b});
     }
     // Pareto frontier: keep points not dominated in both latency and time per byte.
     std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
@@ -59,6 +67,17 @@ TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::spa
     }
     shape.total_steps += st.repeat;
     shape.steps.push_back(std::move(st));
+  }
+  std::sort(per_link.begin(), per_link.end(), [](const NpuLinkTraffic& a, const NpuLinkTraffic& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.dim < b.dim;
+  });
+  for (const NpuLinkTraffic& t : per_link) {
+    if (!shape.link_traffic.empty() && shape.link_traffic.back().rank == t.rank && shape.link_traffic.back().dim == t.dim) {
+      shape.link_traffic.back().sent += t.sent;
+      shape.link_traffic.back().received += t.received;
+    } else {
+      shape.link_traffic.push_back(t);
+    }
   }
   return shape;
 }

@@ -37,8 +37,23 @@ struct ShapeStep {
   double scale(int k) const { return scale_first + scale_step * k; }
 };
 
+// Bytes one NPU puts on / takes off the links of one dimension, per byte of
+// phase data, over all steps (forwarded bytes included).
+struct NpuLinkTraffic {
+  Rank rank;
+  int dim;
+  double sent;
+  double received;
+};
+
 struct TransferShape {
   std::vector<ShapeStep> steps;
+  // Per member (position in the group): bytes its messages start with and
+  // end at, per byte of phase data, over all steps. What the endpoint's
+  // memory and engines handle; routes' forwarding is not included.
+  std::vector<double> originated;
+  std::vector<double> terminated;
+  std::vector<NpuLinkTraffic> link_traffic;  // sorted by rank, then dimension
   long long total_steps = 0;
   std::vector<double> bytes_per_dim;  // link bytes per phase byte, per dimension, all steps
   mutable int backend_slot = -1;  // the network backend's own per-shape cache entry

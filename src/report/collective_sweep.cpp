@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "collective/collective_engine.h"
+#include "config/units.h"
+#include "endpoint/endpoint.h"
 #include "engine/simulation.h"
 #include "network/network.h"
 
@@ -12,7 +14,8 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   Simulation sim;
   const Topology topo(platform.dims);
   auto net = make_network(platform.network, sim, topo);
-  CollectiveEngine engine(sim, topo, *net, platform.collectives);
+  Endpoint endpoint(sim, topo, platform.npu);
+  CollectiveEngine engine(sim, topo, *net, platform.collectives, &endpoint);
   CollectiveRequest r;
   r.op = req.op;
   r.bytes = static_cast<double>(bytes);
@@ -40,7 +43,36 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.busbw_GBps = res.algbw_GBps * busbw_factor(req.op, res.ranks);
   res.events = sim.stats().events + sim.stats().completions;
   res.link_bytes_per_dim = net->link_bytes_per_dim();
+  res.executor = platform.npu.executor;
+  res.chunks = engine.chunks(id);
+  endpoint.settle();
+  res.hbm_bytes = 0.0;
+  res.network_bytes = 0.0;
+  res.comm_unit_seconds = 0.0;
+  res.network_bytes_per_dim.assign(topo.num_dims(), 0.0);
+  for (Rank rank = 0; rank < topo.num_npus(); ++rank) {
+    const NpuStats& st = endpoint.stats(rank);
+    res.hbm_bytes += st.hbm_bytes_comm;
+    res.comm_unit_seconds += st.comm_unit_seconds;
+    for (int d = 0; d < topo.num_dims(); ++d) res.network_bytes_per_dim[d] += st.sent_per_dim[d];
+  }
+  const double n = static_cast<double>(topo.num_npus());
+  res.hbm_bytes /= n;
+  res.comm_unit_seconds /= n;
+  for (double& b : res.network_bytes_per_dim) {
+    b /= n;
+    res.network_bytes += b;
+  }
   return res;
+}
+
+double CollectiveResult::network_GBps() const {
+  const double s = ps_to_seconds(time_ps);
+  return s > 0.0 ? network_bytes / s / 1e9 : 0.0;
+}
+
+double CollectiveResult::hbm_per_network_byte() const {
+  return network_bytes > 0.0 ? hbm_bytes / network_bytes : 0.0;
 }
 
 std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor) {
@@ -61,9 +93,14 @@ std::string describe_platform(const PlatformConfig& p) {
     dims += fmt::format("{}{} {} x{} {:g} GB/s {:g} ns", d ? ", " : "", to_string(s.kind), s.npus,
                         s.links_per_neighbour, s.bandwidth_GBps, s.latency_ns);
   }
-  return fmt::format("{} NPUs [{}]; backend {}; {} chunks, {} active per dimension, {}", n, dims,
-                     to_string(p.network.backend), p.collectives.chunks, p.collectives.active_chunks_per_dim,
-                     to_string(p.collectives.policy));
+  std::string executor(to_string(p.npu.executor));
+  if (p.npu.executor == ExecutorKind::kSm) executor += fmt::format(" ({} of {} units)", p.npu.sm.units, p.npu.compute_units);
+  if (p.npu.executor == ExecutorKind::kAce) executor += fmt::format(" ({} SRAM)", format_bytes(p.npu.ace.sram_bytes));
+  std::string chunking = fmt::format("{} chunks", p.collectives.chunks);
+  if (p.collectives.max_chunk_bytes > 0) chunking += fmt::format(" of at most {}", format_bytes(p.collectives.max_chunk_bytes));
+  return fmt::format("{} NPUs [{}]; backend {}; executor {}; HBM {:g} GB/s; {}, {} active per dimension, {}", n, dims,
+                     to_string(p.network.backend), executor, p.npu.hbm_GBps, chunking,
+                     p.collectives.active_chunks_per_dim, to_string(p.collectives.policy));
 }
 
 std::string format_table(const PlatformConfig& platform, const CollectiveRequestSpec& req,
@@ -83,11 +120,11 @@ std::string format_table(const PlatformConfig& platform, const CollectiveRequest
     for (std::size_t i = 0; i < req.dims.size(); ++i) d += (i ? "," : "") + std::to_string(req.dims[i]);
     out += fmt::format("# over dimensions {}\n", d);
   }
-  out += fmt::format("# {:>14} {:>6} {:>14} {:>12} {:>12}\n", "size(B)", "ranks", "time(us)", "algbw(GB/s)",
-                     "busbw(GB/s)");
+  out += fmt::format("# {:>14} {:>6} {:>14} {:>12} {:>12} {:>12} {:>8}\n", "size(B)", "ranks", "time(us)",
+                     "algbw(GB/s)", "busbw(GB/s)", "net(GB/s)", "hbm/net");
   for (const CollectiveResult& r : results) {
-    out += fmt::format("  {:>14} {:>6} {:>14.3f} {:>12.2f} {:>12.2f}\n", r.bytes, r.ranks, ps_to_us(r.time_ps),
-                       r.algbw_GBps, r.busbw_GBps);
+    out += fmt::format("  {:>14} {:>6} {:>14.3f} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.2f}\n", r.bytes, r.ranks,
+                       ps_to_us(r.time_ps), r.algbw_GBps, r.busbw_GBps, r.network_GBps(), r.hbm_per_network_byte());
   }
   return out;
 }
@@ -101,9 +138,20 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"time_ns", ps_to_ns(r.time_ps)},
                    {"algbw_GBps", r.algbw_GBps},
                    {"busbw_GBps", r.busbw_GBps},
-                   {"link_bytes_per_dim", r.link_bytes_per_dim}});
+                   {"link_bytes_per_dim", r.link_bytes_per_dim},
+                   {"executor", std::string(to_string(r.executor))},
+                   {"chunks", r.chunks},
+                   {"hbm_bytes", r.hbm_bytes},
+                   {"network_bytes", r.network_bytes},
+                   {"network_bytes_per_dim", r.network_bytes_per_dim},
+                   {"network_GBps", r.network_GBps()},
+                   {"hbm_bytes_per_network_byte", r.hbm_per_network_byte()},
+                   {"comm_unit_seconds", r.comm_unit_seconds}});
   }
-  return {{"platform", platform.source}, {"backend", std::string(to_string(platform.network.backend))}, {"results", arr}};
+  return {{"platform", platform.source},
+          {"backend", std::string(to_string(platform.network.backend))},
+          {"executor", std::string(to_string(platform.npu.executor))},
+          {"results", arr}};
 }
 
 }  // namespace acesim

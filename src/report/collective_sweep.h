@@ -33,6 +33,15 @@ struct CollectiveResult {
   double busbw_GBps;
   std::uint64_t events;
   std::vector<double> link_bytes_per_dim;
+  ExecutorKind executor;
+  int chunks;  // as run (max_chunk_bytes may raise the configured count)
+  // Per NPU, averaged over all NPUs:
+  double hbm_bytes;                    // HBM traffic caused by communication
+  double network_bytes;                // bytes put on links, all dimensions
+  std::vector<double> network_bytes_per_dim;
+  double comm_unit_seconds;            // compute-unit time held by communication
+  double network_GBps() const;         // network_bytes / time
+  double hbm_per_network_byte() const;
 };
 
 // Simulates one collective of `bytes` on a fresh simulation of `platform`.

@@ -1,0 +1,195 @@
+#include "endpoint/endpoint.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace acesim {
+
+double NpuStats::sent() const {
+  double s = 0.0;
+  for (double v : sent_per_dim) s += v;
+  return s;
+}
+
+double NpuStats::received() const {
+  double s = 0.0;
+  for (double v : received_per_dim) s += v;
+  return s;
+}
+
+Endpoint::Endpoint(Simulation& sim, const Topology& topo, NpuConfig cfg)
+    : sim_(sim), topo_(topo), cfg_(std::move(cfg)) {
+  const std::string problem = validate(cfg_);
+  if (!problem.empty()) throw std::invalid_argument(problem);
+  index_.assign(static_cast<std::size_t>(topo_.num_npus()), -1);
+}
+
+int Endpoint::comm_class() const { return cfg_.hbm_sharing == HbmSharing::kComputePriority ? 1 : 0; }
+int Endpoint::compute_class() const { return cfg_.hbm_sharing == HbmSharing::kCommPriority ? 1 : 0; }
+
+Endpoint::Npu& Endpoint::npu(Rank r) {
+  std::int32_t& idx = index_[static_cast<std::size_t>(r)];
+  if (idx >= 0) return npus_[idx];
+  idx = static_cast<std::int32_t>(npus_.size());
+  Npu n;
+  FluidModel& f = sim_.fluid();
+  const std::string p = "npu" + std::to_string(r) + ".";
+  const double hbm = cfg_.hbm_GBps * 1e9;
+  n.cu = f.add_resource(p + "compute", cfg_.peak_flops());
+  if (cfg_.hbm_sharing == HbmSharing::kStatic) {
+    n.hbm = f.add_resource(p + "hbm.compute", hbm * (1.0 - cfg_.hbm_comm_share));
+    n.hbm_comm = f.add_resource(p + "hbm.comm", hbm * cfg_.hbm_comm_share);
+  } else {
+    n.hbm = f.add_resource(p + "hbm", hbm);
+    n.hbm_comm = n.hbm;
+  }
+  if (cfg_.executor == ExecutorKind::kSm) n.comm_units = f.add_resource(p + "sm.units", 0.0);
+  if (cfg_.executor == ExecutorKind::kAce) {
+    n.dma = f.add_resource(p + "ace.dma", cfg_.ace.dma_GBps * 1e9);
+    n.alu = f.add_resource(p + "ace.alu", cfg_.ace.alu_GBps * 1e9);
+  }
+  n.stats.sent_per_dim.assign(topo_.num_dims(), 0.0);
+  n.stats.received_per_dim.assign(topo_.num_dims(), 0.0);
+  n.held_since = sim_.now();
+  npus_.push_back(std::move(n));
+  return npus_.back();
+}
+
+void Endpoint::phase_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape,
+                          double phase_bytes, EndpointLoad& out) {
+  out.demands.clear();
+  out.priority_class = comm_class();
+  if (cfg_.executor == ExecutorKind::kIdeal) return;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    Npu& n = npu(members[i]);
+    const double sent = shape.originated[i] * phase_bytes;
+    const double received = shape.terminated[i] * phase_bytes;
+    if (cfg_.executor == ExecutorKind::kSm) {
+      // Data is staged in HBM at every step (docs/model.md, "sm executor").
+      const double hbm = sent * sm_hbm_per_byte(cfg_.sm, cost.op);
+      out.demands.push_back({n.hbm_comm, hbm});
+      out.demands.push_back({n.comm_units, sent * sm_unit_cost_per_byte(cfg_.sm, cost.op)});
+      n.stats.hbm_bytes_comm += hbm;
+    } else {
+      // ACE: HBM read once as the chunk enters, written once as it leaves;
+      // everything in between stays in SRAM; reductions on ACE's ALUs.
+      double hbm = 0.0;
+      if (cost.first) hbm += cost.in_bytes;
+      if (cost.last) hbm += cost.out_bytes;
+      if (hbm > 0.0) {
+        out.demands.push_back({n.hbm_comm, hbm});
+        out.demands.push_back({n.dma, hbm});
+      }
+      const double reduced = received * reduce_share(cost.op);
+      if (reduced > 0.0) out.demands.push_back({n.alu, reduced});
+      n.stats.hbm_bytes_comm += hbm;
+    }
+  }
+}
+
+void Endpoint::record_traffic(const TransferShape& shape, double phase_bytes) {
+  for (const NpuLinkTraffic& t : shape.link_traffic) {
+    NpuStats& s = npu(t.rank).stats;
+    s.sent_per_dim[t.dim] += t.sent * phase_bytes;
+    s.received_per_dim[t.dim] += t.received * phase_bytes;
+  }
+}
+
+void Endpoint::set_units(Rank, Npu& n, int requested) {
+  n.units_requested = requested;
+  const int held = std::min(requested, cfg_.compute_units);
+  if (held == n.units_held) return;
+  const TimePs now = sim_.now();
+  n.stats.comm_unit_seconds += n.units_held * ps_to_seconds(now - n.held_since);
+  n.held_since = now;
+  n.units_held = held;
+  FluidModel& f = sim_.fluid();
+  f.set_capacity(now, n.cu, (cfg_.compute_units - held) * cfg_.unit_TFLOPS * 1e12);
+  f.set_capacity(now, n.comm_units, held * cfg_.sm.copy_GBps_per_unit * 1e9);
+}
+
+void Endpoint::phase_begin(std::uint32_t collective, std::span<const Rank> members) {
+  if (cfg_.executor != ExecutorKind::kSm) return;
+  for (Rank r : members) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(collective) << 32) | static_cast<std::uint32_t>(r);
+    if (++running_[key] == 1) {
+      Npu& n = npu(r);
+      set_units(r, n, n.units_requested + cfg_.sm.units);
+    }
+  }
+}
+
+void Endpoint::phase_end(std::uint32_t collective, std::span<const Rank> members) {
+  if (cfg_.executor != ExecutorKind::kSm) return;
+  for (Rank r : members) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(collective) << 32) | static_cast<std::uint32_t>(r);
+    auto it = running_.find(key);
+    if (it == running_.end()) throw std::logic_error("endpoint: phase_end without phase_begin");
+    if (--it->second == 0) {
+      running_.erase(it);
+      Npu& n = npu(r);
+      set_units(r, n, n.units_requested - cfg_.sm.units);
+    }
+  }
+}
+
+bool Endpoint::sram_try_reserve(std::span<const Rank> members, double bytes) {
+  const double cap = static_cast<double>(cfg_.ace.sram_bytes);
+  for (Rank r : members) {
+    if (npu(r).sram_used + bytes > cap) return false;
+  }
+  for (Rank r : members) npu(r).sram_used += bytes;
+  return true;
+}
+
+void Endpoint::sram_release(Rank r, double bytes) {
+  Npu& n = npu(r);
+  n.sram_used = std::max(0.0, n.sram_used - bytes);
+}
+
+double Endpoint::sram_free(Rank r) { return static_cast<double>(cfg_.ace.sram_bytes) - npu(r).sram_used; }
+
+double Endpoint::isolated_seconds(const Kernel& k) const {
+  if (k.time_ps >= 0) return ps_to_seconds(k.time_ps);
+  return std::max(k.flops / cfg_.peak_flops(), k.hbm_bytes / (cfg_.hbm_GBps * 1e9));
+}
+
+ActivityId Endpoint::start_kernel(Rank r, const Kernel& k, ActivityListener* listener, std::uint64_t tag) {
+  Npu& n = npu(r);
+  double flops = k.flops;
+  double hbm = k.hbm_bytes;
+  if (k.time_ps >= 0) {
+    // A kernel known only by its time ran on every unit, with an HBM demand
+    // of a fraction of peak (docs/model.md, "Kernels given as times").
+    const double t = ps_to_seconds(k.time_ps);
+    flops = t * cfg_.peak_flops();
+    hbm = t * cfg_.timed_kernel_hbm_fraction * cfg_.hbm_GBps * 1e9;
+  }
+  n.stats.hbm_bytes_compute += hbm;
+  n.stats.compute_flops += flops;
+  ActivitySpec spec;
+  spec.work = isolated_seconds(k);
+  spec.max_rate = 1.0;
+  spec.priority_class = compute_class();
+  scratch_.clear();
+  const bool fixed = k.time_ps >= 0 && cfg_.fixed_kernel_times;
+  if (!fixed && spec.work > 0.0) {
+    if (flops > 0.0) scratch_.push_back({n.cu, flops / spec.work});
+    if (hbm > 0.0) scratch_.push_back({n.hbm, hbm / spec.work});
+  }
+  return sim_.fluid().start(sim_.now(), spec, scratch_, listener, tag);
+}
+
+void Endpoint::settle() {
+  const TimePs now = sim_.now();
+  for (Npu& n : npus_) {
+    n.stats.comm_unit_seconds += n.units_held * ps_to_seconds(now - n.held_since);
+    n.held_since = now;
+  }
+}
+
+const NpuStats& Endpoint::stats(Rank r) { return npu(r).stats; }
+
+int Endpoint::units_held(Rank r) { return npu(r).units_held; }
+
+}  // namespace acesim

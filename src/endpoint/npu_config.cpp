@@ -1,0 +1,115 @@
+#include "endpoint/npu_config.h"
+
+#include <cctype>
+#include <cmath>
+
+namespace acesim {
+namespace {
+std::string squash(std::string_view s) {
+  std::string n;
+  for (char c : s) {
+    if (c != '-' && c != '_' && c != ' ') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return n;
+}
+bool positive(double v) { return v > 0.0 && std::isfinite(v); }
+}  // namespace
+
+std::string_view to_string(ExecutorKind e) {
+  switch (e) {
+    case ExecutorKind::kIdeal: return "ideal";
+    case ExecutorKind::kSm: return "sm";
+    case ExecutorKind::kAce: return "ace";
+  }
+  return "?";
+}
+
+std::string_view to_string(HbmSharing h) {
+  switch (h) {
+    case HbmSharing::kFair: return "fair";
+    case HbmSharing::kComputePriority: return "compute-priority";
+    case HbmSharing::kCommPriority: return "communication-priority";
+    case HbmSharing::kStatic: return "static";
+  }
+  return "?";
+}
+
+std::optional<ExecutorKind> parse_executor(std::string_view s) {
+  const std::string n = squash(s);
+  if (n == "ideal") return ExecutorKind::kIdeal;
+  if (n == "sm") return ExecutorKind::kSm;
+  if (n == "ace") return ExecutorKind::kAce;
+  return std::nullopt;
+}
+
+std::optional<HbmSharing> parse_hbm_sharing(std::string_view s) {
+  const std::string n = squash(s);
+  if (n == "fair") return HbmSharing::kFair;
+  if (n == "computepriority") return HbmSharing::kComputePriority;
+  if (n == "communicationpriority" || n == "commpriority") return HbmSharing::kCommPriority;
+  if (n == "static") return HbmSharing::kStatic;
+  return std::nullopt;
+}
+
+std::vector<std::string> executor_names() { return {"ideal", "sm", "ace"}; }
+std::vector<std::string> hbm_sharing_names() { return {"fair", "compute-priority", "communication-priority", "static"}; }
+
+NpuConfig default_npu() { return NpuConfig{}; }
+
+std::string validate(const NpuConfig& npu) {
+  if (npu.compute_units < 1) return "npu.compute_units must be >= 1";
+  if (!positive(npu.unit_TFLOPS)) return "npu.unit_TFLOPS must be > 0";
+  if (!positive(npu.hbm_GBps)) return "npu.hbm_GBps must be > 0";
+  if (!(npu.hbm_comm_share > 0.0 && npu.hbm_comm_share < 1.0)) return "npu.hbm_comm_share must be in (0, 1)";
+  if (!(npu.timed_kernel_hbm_fraction >= 0.0 && npu.timed_kernel_hbm_fraction <= 1.0)) {
+    return "npu.timed_kernel_hbm_fraction must be in [0, 1]";
+  }
+  if (npu.sm.units < 1) return "communication.sm.units must be >= 1";
+  if (npu.sm.units > npu.compute_units) {
+    return "communication.sm.units (" + std::to_string(npu.sm.units) + ") is more than the NPU's " +
+           std::to_string(npu.compute_units) + " compute units";
+  }
+  if (!positive(npu.sm.copy_GBps_per_unit)) return "communication.sm.copy_GBps_per_unit must be > 0";
+  if (!positive(npu.sm.reduce_GBps_per_unit)) return "communication.sm.reduce_GBps_per_unit must be > 0";
+  if (!(npu.sm.hbm_per_byte_reduce >= 0.0) || !(npu.sm.hbm_per_byte_gather >= 0.0) ||
+      !(npu.sm.hbm_per_byte_alltoall >= 0.0)) {
+    return "communication.sm.hbm_bytes_per_byte_sent values must be >= 0";
+  }
+  if (npu.ace.sram_bytes < 1) return "communication.ace.sram must be > 0";
+  if (!positive(npu.ace.alu_GBps)) return "communication.ace.alu_GBps must be > 0";
+  if (!positive(npu.ace.dma_GBps)) return "communication.ace.dma_GBps must be > 0";
+  return {};
+}
+
+double sm_hbm_per_byte(const SmParams& sm, CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kReduceScatter: return sm.hbm_per_byte_reduce;
+    case CollectiveOp::kAllGather: return sm.hbm_per_byte_gather;
+    case CollectiveOp::kAllReduce: return 0.5 * (sm.hbm_per_byte_reduce + sm.hbm_per_byte_gather);
+    case CollectiveOp::kAllToAll: return sm.hbm_per_byte_alltoall;
+  }
+  return 0.0;
+}
+
+double sm_unit_cost_per_byte(const SmParams& sm, CollectiveOp op) {
+  const double reduce = sm.copy_GBps_per_unit / sm.reduce_GBps_per_unit;
+  switch (op) {
+    case CollectiveOp::kReduceScatter: return reduce;
+    case CollectiveOp::kAllReduce: return 0.5 * (reduce + 1.0);
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll: return 1.0;
+  }
+  return 1.0;
+}
+
+double reduce_share(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kReduceScatter: return 1.0;
+    case CollectiveOp::kAllReduce: return 0.5;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll: return 0.0;
+  }
+  return 0.0;
+}
+
+}  // namespace acesim

@@ -1,0 +1,82 @@
+// The NPU at each endpoint: compute units, HBM, and the executor that runs
+// collective communication (see docs/model.md, "Endpoint").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collective/types.h"
+
+namespace acesim {
+
+enum class ExecutorKind {
+  kIdeal,  // communication costs the endpoint nothing (upper bound)
+  kSm,     // collective kernels on the compute units, data staged in HBM (NCCL-like)
+  kAce,    // the offload engine: SRAM, reduction ALUs, DMA to HBM
+};
+
+enum class HbmSharing {
+  kFair,           // compute and communication progress at equal shares of their own full speed
+  kComputePriority,
+  kCommPriority,
+  kStatic,         // a fixed fraction of HBM bandwidth reserved for communication
+};
+
+std::string_view to_string(ExecutorKind e);
+std::string_view to_string(HbmSharing h);
+std::optional<ExecutorKind> parse_executor(std::string_view s);
+std::optional<HbmSharing> parse_hbm_sharing(std::string_view s);
+std::vector<std::string> executor_names();
+std::vector<std::string> hbm_sharing_names();
+
+struct SmParams {
+  int units = 8;                       // compute units a collective's kernels hold while it runs
+  double copy_GBps_per_unit = 20.0;    // bytes sent per second per unit, copy-type steps
+  double reduce_GBps_per_unit = 15.0;  // bytes sent per second per unit, reduce-type steps
+  // HBM bytes per byte sent (ACE.md's memory-traffic model).
+  double hbm_per_byte_reduce = 5.0;    // reduce-scatter step: write recv, read recv+local, write sum, read to send
+  double hbm_per_byte_gather = 2.0;    // all-gather step: write recv, read to forward
+  double hbm_per_byte_alltoall = 2.0;  // all-to-all: read to send, write on receive
+};
+
+struct AceParams {
+  std::uint64_t sram_bytes = 4ull << 20;
+  double alu_GBps = 400.0;  // reduction throughput, bytes reduced per second
+  double dma_GBps = 400.0;  // HBM <-> SRAM
+};
+
+struct NpuConfig {
+  int compute_units = 80;
+  double unit_TFLOPS = 1.5;  // per compute unit
+  double hbm_GBps = 900.0;
+  HbmSharing hbm_sharing = HbmSharing::kFair;
+  double hbm_comm_share = 0.5;  // static sharing only
+  // Kernels given only as a time ran on all units with this HBM demand
+  // (fraction of peak bandwidth); fixed_kernel_times keeps them as given.
+  double timed_kernel_hbm_fraction = 0.5;
+  bool fixed_kernel_times = false;
+  ExecutorKind executor = ExecutorKind::kIdeal;
+  SmParams sm;
+  AceParams ace;
+
+  double peak_flops() const { return compute_units * unit_TFLOPS * 1e12; }
+};
+
+// The default NPU (a V100/TPU-v3-era accelerator; docs/model.md says why).
+NpuConfig default_npu();
+
+// A description of the first problem, or an empty string.
+std::string validate(const NpuConfig& npu);
+
+// HBM bytes per byte sent by the sm executor for a phase running `op`; an
+// all-reduce phase is half reduce-scatter, half all-gather.
+double sm_hbm_per_byte(const SmParams& sm, CollectiveOp op);
+// Compute-unit time per byte sent relative to a copy: reduce steps are slower.
+double sm_unit_cost_per_byte(const SmParams& sm, CollectiveOp op);
+// Share of received bytes that must be reduced (ACE's ALUs).
+double reduce_share(CollectiveOp op);
+
+}  // namespace acesim
