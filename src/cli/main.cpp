@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
   CLI::App app{"acesim: simulate distributed deep-learning training platforms"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "acesim 0.1.0");
-  std::function<int()> run;
   auto collective = cli::add_collective_command(app);
+  auto characterize = cli::add_characterize_command(app);
 
   try {
     app.parse(argc, argv);
@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("collective")) return collective();
+    if (app.got_subcommand("characterize")) return characterize();
     return cli::kExitBadInput;
   } catch (const InputError& e) {
     std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());

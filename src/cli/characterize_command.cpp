@@ -1,0 +1,79 @@
+// `acesim characterize STUDY`: the ACE paper's endpoint characterization.
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/platform_options.h"
+#include "config/input_error.h"
+#include "config/units.h"
+#include "report/characterization.h"
+
+namespace acesim::cli {
+namespace {
+
+struct Options {
+  std::string study;
+  PlatformOptions platform;
+  std::string op = "all-reduce";
+  std::string bytes = "64MiB";
+  std::string gemm = "4096,4096,4096";
+  bool json = false;
+};
+
+Kernel parse_gemm(const std::string& text) {
+  std::stringstream ss(text);
+  std::string item;
+  std::vector<double> dims;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !(v >= 1.0 && v <= 1e7)) {
+      throw InputError("--gemm: '" + text + "' is not M,N,K (three sizes in 1..1e7)");
+    }
+    dims.push_back(v);
+  }
+  if (dims.size() != 3) throw InputError("--gemm: '" + text + "' is not M,N,K (three sizes in 1..1e7)");
+  return gemm_kernel(dims[0], dims[1], dims[2]);
+}
+
+int run(const Options& o) {
+  const PlatformConfig platform = load_platform(o.platform);
+  CollectiveRequestSpec req;
+  const auto op = parse_collective_op(o.op);
+  if (!op) {
+    const auto names = collective_op_names();
+    throw InputError("--op: unknown operation '" + o.op + "'" + suggestion(o.op, names));
+  }
+  req.op = *op;
+  std::string err;
+  const auto bytes = parse_bytes(o.bytes, &err);
+  if (!bytes) throw InputError("--bytes: " + err);
+  if (*bytes == 0) throw InputError("--bytes: must be > 0");
+  const Kernel kernel = parse_gemm(o.gemm);
+  const Study s = run_study(o.study, platform, req, *bytes, kernel);
+  if (o.json) {
+    std::printf("%s\n", study_json(s).dump(2).c_str());
+  } else {
+    std::fputs(format_study(s, platform, req, *bytes).c_str(), stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_characterize_command(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand(
+      "characterize", "The endpoint characterization: bandwidth vs compute units (units) and vs HBM bandwidth (hbm), "
+                      "kernel slowdown under overlap (overlap), HBM bytes per network byte (traffic)");
+  c->add_option("study", o->study, "units | hbm | overlap | traffic")->required()->check(CLI::IsMember({"units", "hbm", "overlap", "traffic"}));
+  add_platform_options(c, o->platform);
+  c->add_option("--op", o->op, "collective operation")->capture_default_str();
+  c->add_option("--bytes", o->bytes, "collective size")->capture_default_str()->check(non_empty());
+  c->add_option("--gemm", o->gemm, "overlap study: the kernel, a GEMM of M,N,K (bf16)")->capture_default_str();
+  c->add_flag("--json", o->json, "print JSON instead of a table");
+  return [o] { return run(*o); };
+}
+
+}  // namespace acesim::cli

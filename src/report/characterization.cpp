@@ -1,0 +1,232 @@
+#include "report/characterization.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "collective/collective_engine.h"
+#include "config/input_error.h"
+#include "config/units.h"
+
+namespace acesim {
+
+Kernel gemm_kernel(double m, double n, double k, double bytes_per_element) {
+  Kernel g;
+  g.flops = 2.0 * m * n * k;
+  g.hbm_bytes = bytes_per_element * (m * k + k * n + m * n);
+  return g;
+}
+
+double OverlapResult::kernel_slowdown() const {
+  return kernel_alone_ps > 0 ? static_cast<double>(kernel_overlapped_ps) / static_cast<double>(kernel_alone_ps) - 1.0
+                             : 0.0;
+}
+
+double OverlapResult::collective_slowdown() const {
+  return collective_alone_ps > 0
+             ? static_cast<double>(collective_overlapped_ps) / static_cast<double>(collective_alone_ps) - 1.0
+             : 0.0;
+}
+
+namespace {
+
+struct KernelTimes : ActivityListener {
+  Simulation* sim = nullptr;
+  TimePs last = 0;
+  std::size_t done = 0;
+  void activity_done(std::uint64_t) override {
+    last = sim->now();
+    ++done;
+  }
+};
+
+// Runs the kernel on every NPU and/or the collective, from time 0.
+// Returns (kernel end, collective end), -1 for what was not run.
+std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* kernel, const CollectiveRequestSpec* req,
+                                       std::uint64_t bytes) {
+  Simulation sim;
+  const Topology topo(p.dims);
+  auto net = make_network(p.network, sim, topo);
+  Endpoint endpoint(sim, topo, p.npu);
+  CollectiveEngine engine(sim, topo, *net, p.collectives, &endpoint);
+  KernelTimes kt;
+  kt.sim = &sim;
+  if (kernel != nullptr) {
+    for (Rank r = 0; r < topo.num_npus(); ++r) endpoint.start_kernel(r, *kernel, &kt, static_cast<std::uint64_t>(r));
+  }
+  CollectiveId id = 0;
+  if (req != nullptr) {
+    CollectiveRequest cr;
+    cr.op = req->op;
+    cr.bytes = static_cast<double>(bytes);
+    cr.dims = req->dims;
+    id = engine.create(cr);
+    engine.arrive_all(id);
+  }
+  sim.run();
+  if (req != nullptr && !engine.finished(id)) {
+    std::string msg = "simulation cannot finish:";
+    for (const std::string& line : engine.stuck_report()) msg += " " + line;
+    throw SimulationStuck(msg);
+  }
+  return {kernel != nullptr ? kt.last : -1, req != nullptr ? engine.finish_time(id) : -1};
+}
+
+}  // namespace
+
+OverlapResult run_overlap(const PlatformConfig& platform, const Kernel& kernel, const CollectiveRequestSpec& req,
+                          std::uint64_t bytes) {
+  OverlapResult r;
+  r.kernel_alone_ps = run_together(platform, &kernel, nullptr, bytes).first;
+  r.collective_alone_ps = run_together(platform, nullptr, &req, bytes).second;
+  const auto both = run_together(platform, &kernel, &req, bytes);
+  r.kernel_overlapped_ps = both.first;
+  r.collective_overlapped_ps = both.second;
+  return r;
+}
+
+std::vector<std::string> study_names() { return {"units", "hbm", "overlap", "traffic"}; }
+
+namespace {
+
+std::vector<int> unit_sweep(int total) {
+  std::vector<int> k;
+  for (int u = 1; u <= total; u *= 2) k.push_back(u);
+  if (k.back() != total) k.push_back(total);
+  return k;
+}
+
+StudyRow row(std::string config, double x, const PlatformConfig& p, const CollectiveRequestSpec& req,
+             std::uint64_t bytes) {
+  StudyRow r;
+  r.config = std::move(config);
+  r.x = x;
+  r.result = run_collective(p, req, bytes);
+  return r;
+}
+
+PlatformConfig with_executor(PlatformConfig p, ExecutorKind e) {
+  p.npu.executor = e;
+  return p;
+}
+
+}  // namespace
+
+Study run_study(const std::string& name, const PlatformConfig& platform, const CollectiveRequestSpec& req,
+                std::uint64_t bytes, const Kernel& kernel) {
+  Study s;
+  s.name = name;
+  if (name == "units") {
+    s.x_label = "units";
+    for (int k : unit_sweep(platform.npu.compute_units)) {
+      PlatformConfig p = with_executor(platform, ExecutorKind::kSm);
+      p.npu.sm.units = k;
+      s.rows.push_back(row(fmt::format("sm units={}", k), k, p, req, bytes));
+    }
+    s.rows.push_back(row("ace", 0, with_executor(platform, ExecutorKind::kAce), req, bytes));
+    s.rows.push_back(row("ideal", 0, with_executor(platform, ExecutorKind::kIdeal), req, bytes));
+  } else if (name == "hbm") {
+    s.x_label = "HBM GB/s";
+    for (double f : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
+      for (ExecutorKind e : {ExecutorKind::kSm, ExecutorKind::kAce}) {
+        PlatformConfig p = with_executor(platform, e);
+        p.npu.hbm_GBps = platform.npu.hbm_GBps * f;
+        s.rows.push_back(row(std::string(to_string(e)), p.npu.hbm_GBps, p, req, bytes));
+      }
+    }
+  } else if (name == "overlap") {
+    s.x_label = "units";
+    auto add = [&](std::string config, double x, const PlatformConfig& p) {
+      StudyRow r;
+      r.config = std::move(config);
+      r.x = x;
+      r.result = run_collective(p, req, bytes);
+      r.overlap = run_overlap(p, kernel, req, bytes);
+      s.rows.push_back(std::move(r));
+    };
+    add("ideal", 0, with_executor(platform, ExecutorKind::kIdeal));
+    add("ace", 0, with_executor(platform, ExecutorKind::kAce));
+    for (int k : unit_sweep(platform.npu.compute_units)) {
+      if (k == platform.npu.compute_units) continue;  // the kernel would get no unit at all
+      PlatformConfig p = with_executor(platform, ExecutorKind::kSm);
+      p.npu.sm.units = k;
+      add(fmt::format("sm units={}", k), k, p);
+    }
+  } else if (name == "traffic") {
+    s.x_label = "";
+    for (CollectiveOp op : kAllCollectiveOps) {
+      CollectiveRequestSpec r = req;
+      r.op = op;
+      for (ExecutorKind e : {ExecutorKind::kSm, ExecutorKind::kAce}) {
+        s.rows.push_back(row(fmt::format("{} {}", to_string(op), to_string(e)), 0, with_executor(platform, e), r, bytes));
+      }
+    }
+  } else {
+    const auto names = study_names();
+    throw InputError("unknown study '" + name + "'" + suggestion(name, names));
+  }
+  return s;
+}
+
+std::string format_study(const Study& s, const PlatformConfig& platform, const CollectiveRequestSpec& req,
+                         std::uint64_t bytes) {
+  std::string out = fmt::format("# acesim characterize {}: {} of {} ({} bytes)\n", s.name, to_string(req.op),
+                                format_bytes(bytes), bytes);
+  out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
+  if (s.name == "overlap") {
+    out += fmt::format("# {:<16} {:>14} {:>14} {:>10} {:>14} {:>14} {:>10}\n", "config", "kernel(us)", "overlapped",
+                       "slowdown", "coll(us)", "overlapped", "slowdown");
+    for (const StudyRow& r : s.rows) {
+      const OverlapResult& o = r.overlap;
+      out += fmt::format("  {:<16} {:>14.3f} {:>14.3f} {:>9.1f}% {:>14.3f} {:>14.3f} {:>9.1f}%\n", r.config,
+                         ps_to_us(o.kernel_alone_ps), ps_to_us(o.kernel_overlapped_ps), 100.0 * o.kernel_slowdown(),
+                         ps_to_us(o.collective_alone_ps), ps_to_us(o.collective_overlapped_ps),
+                         100.0 * o.collective_slowdown());
+    }
+    return out;
+  }
+  if (s.name == "traffic") {
+    out += fmt::format("# {:<24} {:>14} {:>16} {:>16} {:>8}\n", "op executor", "time(us)", "hbm bytes/NPU",
+                       "net bytes/NPU", "hbm/net");
+    for (const StudyRow& r : s.rows) {
+      out += fmt::format("  {:<24} {:>14.3f} {:>16.0f} {:>16.0f} {:>8.2f}\n", r.config, ps_to_us(r.result.time_ps),
+                         r.result.hbm_bytes, r.result.network_bytes, r.result.hbm_per_network_byte());
+    }
+    return out;
+  }
+  out += fmt::format("# {:<16} {:>10} {:>14} {:>12} {:>12} {:>12} {:>8}\n", "config", s.x_label, "time(us)",
+                     "algbw(GB/s)", "busbw(GB/s)", "net(GB/s)", "hbm/net");
+  for (const StudyRow& r : s.rows) {
+    out += fmt::format("  {:<16} {:>10g} {:>14.3f} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.2f}\n", r.config, r.x,
+                       ps_to_us(r.result.time_ps), r.result.algbw_GBps, r.result.busbw_GBps, r.result.network_GBps(),
+                       r.result.hbm_per_network_byte());
+  }
+  return out;
+}
+
+nlohmann::json study_json(const Study& s) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const StudyRow& r : s.rows) {
+    nlohmann::json j = {{"config", r.config},
+                        {"x", r.x},
+                        {"time_ns", ps_to_ns(r.result.time_ps)},
+                        {"algbw_GBps", r.result.algbw_GBps},
+                        {"busbw_GBps", r.result.busbw_GBps},
+                        {"network_GBps", r.result.network_GBps()},
+                        {"hbm_bytes", r.result.hbm_bytes},
+                        {"network_bytes", r.result.network_bytes},
+                        {"hbm_bytes_per_network_byte", r.result.hbm_per_network_byte()}};
+    if (s.name == "overlap") {
+      j["kernel_alone_ns"] = ps_to_ns(r.overlap.kernel_alone_ps);
+      j["kernel_overlapped_ns"] = ps_to_ns(r.overlap.kernel_overlapped_ps);
+      j["kernel_slowdown"] = r.overlap.kernel_slowdown();
+      j["collective_alone_ns"] = ps_to_ns(r.overlap.collective_alone_ps);
+      j["collective_overlapped_ns"] = ps_to_ns(r.overlap.collective_overlapped_ps);
+      j["collective_slowdown"] = r.overlap.collective_slowdown();
+    }
+    rows.push_back(std::move(j));
+  }
+  return {{"study", s.name}, {"x", s.x_label}, {"rows", rows}};
+}
+
+}  // namespace acesim
