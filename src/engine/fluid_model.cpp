@@ -306,33 +306,47 @@ void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
     }
     std::size_t unfixed = end - begin;
     while (unfixed > 0) {
+      // The lowest fair level among resources (and activity caps).
       double best = kInf;
-      ResourceId best_res = 0;
-      bool have_res = false;
-      std::uint32_t best_act = 0;
       for (ResourceId r : comp_res_) {
         const Resource& res = resources_[r];
         if (res.unfixed == 0 || !(res.denom > 0.0)) continue;
-        const double lambda = std::max(0.0, res.left) / res.denom;
-        if (lambda < best) {
-          best = lambda;
-          best_res = r;
-          have_res = true;
-        }
+        best = std::min(best, std::max(0.0, res.left) / res.denom);
       }
+      std::uint32_t capped = 0;
+      bool cap_wins = false;
       for (std::size_t k = begin; k < end; ++k) {
         const Activity& a = activities_[comp_acts_[k]];
         if (a.fixed || std::isinf(a.max_rate)) continue;
         const double lambda = a.max_rate / a.weight;
         if (lambda < best) {
           best = lambda;
-          best_act = comp_acts_[k];
-          have_res = false;
+          capped = comp_acts_[k];
+          cap_wins = true;
         }
       }
-      if (have_res) {
-        // Freeze every unfixed activity of this class on the bottleneck.
-        const auto& users = resources_[best_res].users;
+      if (!(best < kInf)) {
+        // Only reachable through a bug: start() refuses unbounded activities.
+        throw std::logic_error("fluid solver: activity with unbounded rate");
+      }
+      if (cap_wins) {
+        fix(capped, best);
+        --unfixed;
+        continue;
+      }
+      // Freeze the unfixed activities of this class on every resource at
+      // that level. Resources tied with the minimum stay at it while the
+      // others are frozen, so freezing them all in one round is exact; in
+      // symmetric systems it turns hundreds of rounds into one.
+      const double tie = best * (1.0 + 1e-12);
+      tied_.clear();
+      for (ResourceId r : comp_res_) {
+        const Resource& res = resources_[r];
+        if (res.unfixed == 0 || !(res.denom > 0.0)) continue;
+        if (std::max(0.0, res.left) / res.denom <= tie) tied_.push_back(r);
+      }
+      for (ResourceId r : tied_) {
+        const auto& users = resources_[r].users;
         for (std::size_t k = 0; k < users.size(); ++k) {
           const std::uint32_t ai = users[k];
           Activity& a = activities_[ai];
@@ -340,12 +354,6 @@ void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
           fix(ai, best);
           --unfixed;
         }
-      } else if (best < kInf) {
-        fix(best_act, best);
-        --unfixed;
-      } else {
-        // Only reachable through a bug: start() refuses unbounded activities.
-        throw std::logic_error("fluid solver: activity with unbounded rate");
       }
     }
     begin = end;

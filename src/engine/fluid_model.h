@@ -158,6 +158,7 @@ class FluidModel {
   std::vector<std::uint32_t> comp_acts_;
   std::vector<ResourceId> comp_res_;
   std::vector<std::uint32_t> done_scratch_;
+  std::vector<ResourceId> tied_;
 };
 
 }  // namespace acesim
