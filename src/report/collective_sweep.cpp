@@ -50,11 +50,15 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.network_bytes = 0.0;
   res.comm_unit_seconds = 0.0;
   res.network_bytes_per_dim.assign(topo.num_dims(), 0.0);
+  res.network_bytes_received_per_dim.assign(topo.num_dims(), 0.0);
   for (Rank rank = 0; rank < topo.num_npus(); ++rank) {
     const NpuStats& st = endpoint.stats(rank);
     res.hbm_bytes += st.hbm_bytes_comm;
     res.comm_unit_seconds += st.comm_unit_seconds;
-    for (int d = 0; d < topo.num_dims(); ++d) res.network_bytes_per_dim[d] += st.sent_per_dim[d];
+    for (int d = 0; d < topo.num_dims(); ++d) {
+      res.network_bytes_per_dim[d] += st.sent_per_dim[d];
+      res.network_bytes_received_per_dim[d] += st.received_per_dim[d];
+    }
   }
   const double n = static_cast<double>(topo.num_npus());
   res.hbm_bytes /= n;
@@ -63,6 +67,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
     b /= n;
     res.network_bytes += b;
   }
+  for (double& b : res.network_bytes_received_per_dim) b /= n;
   return res;
 }
 
@@ -144,6 +149,7 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"hbm_bytes", r.hbm_bytes},
                    {"network_bytes", r.network_bytes},
                    {"network_bytes_per_dim", r.network_bytes_per_dim},
+                   {"network_bytes_received_per_dim", r.network_bytes_received_per_dim},
                    {"network_GBps", r.network_GBps()},
                    {"hbm_bytes_per_network_byte", r.hbm_per_network_byte()},
                    {"comm_unit_seconds", r.comm_unit_seconds}});

@@ -38,7 +38,8 @@ struct CollectiveResult {
   // Per NPU, averaged over all NPUs:
   double hbm_bytes;                    // HBM traffic caused by communication
   double network_bytes;                // bytes put on links, all dimensions
-  std::vector<double> network_bytes_per_dim;
+  std::vector<double> network_bytes_per_dim;           // sent
+  std::vector<double> network_bytes_received_per_dim;
   double comm_unit_seconds;            // compute-unit time held by communication
   double network_GBps() const;         // network_bytes / time
   double hbm_per_network_byte() const;
