@@ -1,0 +1,307 @@
+#include "workload/trainer.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace acesim {
+
+Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collectives, Endpoint& endpoint,
+                 const Workload& workload, TrainOptions options)
+    : sim_(sim),
+      topo_(topo),
+      collectives_(collectives),
+      endpoint_(endpoint),
+      workload_(workload),
+      options_(options),
+      num_layers_(static_cast<int>(workload.layers.size())) {
+  if (workload_.layers.empty()) throw std::invalid_argument("workload has no layers");
+  if (workload_.iterations < 1) throw std::invalid_argument("workload needs at least one iteration");
+  const auto n = static_cast<std::size_t>(topo_.num_npus());
+  ranks_.resize(n);
+  weights_ready_.assign(n * static_cast<std::size_t>(num_layers_), 0);
+  compute_intervals_.resize(n);
+  comm_intervals_.resize(n);
+  comm_since_.assign(n, 0);
+  rank_iteration_end_.assign(n * static_cast<std::size_t>(workload_.iterations), 0);
+  layers_.resize(static_cast<std::size_t>(num_layers_));
+}
+
+std::uint32_t Trainer::key(int iteration, int layer, PassKind pass) const {
+  return static_cast<std::uint32_t>((iteration * num_layers_ + layer) * 3 + static_cast<int>(pass));
+}
+
+bool Trainer::counted(int iteration) const { return iteration == workload_.iterations - 1; }
+
+void Trainer::start() {
+  for (Rank r = 0; r < topo_.num_npus(); ++r) advance(r);
+}
+
+void Trainer::run_kernel(Rank r, const Kernel& k) {
+  RankState& s = ranks_[r];
+  s.in_kernel = true;
+  s.kernel_start = sim_.now();
+  endpoint_.start_kernel(r, k, this, static_cast<std::uint64_t>(r));
+}
+
+void Trainer::finish_wait(Rank r, TimePs now) {
+  RankState& s = ranks_[r];
+  if (s.wait_since < 0) return;
+  if (now > s.wait_since) {
+    if (r == 0 && counted(s.iteration) && s.waiting_layer >= 0) layers_[s.waiting_layer].wait_ps += now - s.wait_since;
+    if (traced(r)) spans_.push_back({r, s.iteration, s.waiting_layer, s.waiting_pass, Span::kWait, s.wait_since, now});
+  }
+  s.wait_since = -1;
+  s.waiting_layer = -1;
+}
+
+void Trainer::issue(Rank r, PassKind pass, const CommSpec& spec, bool& must_wait) {
+  must_wait = false;
+  if (!spec.op) return;
+  RankState& s = ranks_[r];
+  const std::uint32_t k = key(s.iteration, s.layer, pass);
+  auto it = by_key_.find(k);
+  CollectiveId id;
+  if (it == by_key_.end()) {
+    CollectiveRequest req;
+    req.op = *spec.op;
+    req.bytes = spec.bytes;
+    req.dims = spec.dims;
+    req.name = workload_.layers[s.layer].name + " " + std::string(to_string(pass));
+    id = collectives_.create(req, this);
+    by_key_.emplace(k, id);
+    key_of_.emplace(id, k);
+    record_of_.emplace(k, records_.size());
+    records_.push_back({s.iteration, s.layer, pass, *spec.op, spec.bytes, spec.dims, -1, -1});
+  } else {
+    id = it->second;
+  }
+  if (r == 0) records_[record_of_[k]].issue_ps = sim_.now();
+  if (r == 0 || traced(r)) issued_at_[(static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(r)] = sim_.now();
+  if (s.outstanding++ == 0) comm_since_[r] = sim_.now();
+  if (pass == PassKind::kWeightGrad) weights_ready_[static_cast<std::size_t>(r) * num_layers_ + s.layer] = -1;
+  // Forward and input-gradient collectives carry activations the next
+  // computation needs: always blocking. Weight gradients as specified.
+  must_wait = pass != PassKind::kWeightGrad || spec.blocking;
+  if (must_wait) {
+    s.blocked = true;
+    s.blocking_key = k;
+    s.wait_since = sim_.now();
+    s.waiting_layer = s.layer;
+    s.waiting_pass = pass;
+  }
+  collectives_.arrive(id, r);
+}
+
+void Trainer::advance(Rank r) {
+  RankState& s = ranks_[r];
+  const TimePs now = sim_.now();
+  for (;;) {
+    if (s.blocked || s.in_kernel) return;
+    const Layer* layer = s.layer >= 0 && s.layer < num_layers_ ? &workload_.layers[s.layer] : nullptr;
+    switch (s.step) {
+      case Step::kFwdWait: {
+        if (s.layer == num_layers_) {
+          s.layer = num_layers_ - 1;
+          s.step = Step::kWgCompute;
+          continue;
+        }
+        const TimePs ready = weights_ready_[static_cast<std::size_t>(r) * num_layers_ + s.layer];
+        if (ready < 0 || ready > now) {
+          if (s.wait_since < 0) {
+            s.wait_since = now;
+            s.waiting_layer = s.layer;
+            s.waiting_pass = PassKind::kWeightGrad;
+          }
+          if (ready > now) sim_.schedule_at(ready, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
+          return;  // collective_done() or the event resumes
+        }
+        finish_wait(r, now);
+        if (s.layer == 0 && s.iteration > 0) rank_iteration_end_[static_cast<std::size_t>(r) * workload_.iterations + s.iteration - 1] = now;
+        s.step = Step::kFwdCompute;
+        if (endpoint_.isolated_seconds(layer->forward.compute) > 0.0) {
+          run_kernel(r, layer->forward.compute);
+          return;
+        }
+        s.step = Step::kFwdComm;
+        continue;
+      }
+      case Step::kFwdComm: {
+        bool wait = false;
+        issue(r, PassKind::kForward, layer->forward.comm, wait);
+        s.step = Step::kFwdWait;
+        ++s.layer;  // a blocking collective resumes the rank at the next layer
+        if (wait) return;
+        continue;
+      }
+      case Step::kWgCompute:
+        s.step = Step::kWgComm;
+        if (endpoint_.isolated_seconds(layer->weight_grad.compute) > 0.0) {
+          s.step = Step::kWgCompute;
+          run_kernel(r, layer->weight_grad.compute);
+          return;
+        }
+        continue;
+      case Step::kWgComm: {
+        bool wait = false;
+        s.step = Step::kIgCompute;
+        issue(r, PassKind::kWeightGrad, layer->weight_grad.comm, wait);
+        if (wait) return;
+        continue;
+      }
+      case Step::kIgCompute:
+        s.step = Step::kIgComm;
+        // The first layer's input gradient feeds nothing: not computed (its
+        // communication, e.g. DLRM's backward all-to-all, still runs).
+        if (s.layer > 0 && endpoint_.isolated_seconds(layer->input_grad.compute) > 0.0) {
+          s.step = Step::kIgCompute;
+          run_kernel(r, layer->input_grad.compute);
+          return;
+        }
+        continue;
+      case Step::kIgComm: {
+        bool wait = false;
+        const int this_layer = s.layer;
+        if (this_layer > 0) {
+          s.step = Step::kWgCompute;
+        } else if (s.iteration + 1 < workload_.iterations) {
+          s.step = Step::kFwdWait;
+        } else {
+          s.step = Step::kDrain;
+        }
+        issue(r, PassKind::kInputGrad, layer->input_grad.comm, wait);
+        if (this_layer > 0) {
+          s.layer = this_layer - 1;
+        } else if (s.step == Step::kFwdWait) {
+          s.layer = 0;
+          ++s.iteration;
+        }
+        if (wait) return;
+        continue;
+      }
+      case Step::kDrain: {
+        if (s.outstanding > 0) return;  // collective_done() resumes
+        TimePs last = now;
+        for (int l = 0; l < num_layers_; ++l) last = std::max(last, weights_ready_[static_cast<std::size_t>(r) * num_layers_ + l]);
+        if (last > now) {
+          sim_.schedule_at(last, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
+          return;
+        }
+        rank_iteration_end_[static_cast<std::size_t>(r) * workload_.iterations + workload_.iterations - 1] = now;
+        s.step = Step::kDone;
+        ++ranks_done_;
+        finish_ = std::max(finish_, now);
+        if (ranks_done_ == topo_.num_npus()) {
+          iteration_end_.assign(workload_.iterations, 0);
+          for (Rank q = 0; q < topo_.num_npus(); ++q) {
+            for (int i = 0; i < workload_.iterations; ++i) {
+              iteration_end_[i] = std::max(iteration_end_[i], rank_iteration_end_[static_cast<std::size_t>(q) * workload_.iterations + i]);
+            }
+          }
+        }
+        return;
+      }
+      case Step::kFwdCompute:
+      case Step::kDone:
+        return;
+    }
+  }
+}
+
+void Trainer::activity_done(std::uint64_t tag) {
+  const auto r = static_cast<Rank>(tag);
+  RankState& s = ranks_[r];
+  const TimePs now = sim_.now();
+  s.in_kernel = false;
+  compute_intervals_[r].push_back({s.kernel_start, now});
+  PassKind pass = PassKind::kForward;
+  switch (s.step) {
+    case Step::kFwdCompute:
+      s.step = Step::kFwdComm;
+      pass = PassKind::kForward;
+      break;
+    case Step::kWgCompute:
+      s.step = Step::kWgComm;
+      pass = PassKind::kWeightGrad;
+      break;
+    case Step::kIgCompute:
+      s.step = Step::kIgComm;
+      pass = PassKind::kInputGrad;
+      break;
+    default:
+      throw std::logic_error("trainer: kernel finished in an unexpected state");
+  }
+  if (r == 0 && counted(s.iteration)) layers_[s.layer].compute_ps[static_cast<int>(pass)] += now - s.kernel_start;
+  if (traced(r)) spans_.push_back({r, s.iteration, s.layer, pass, Span::kCompute, s.kernel_start, now});
+  advance(r);
+}
+
+void Trainer::collective_done(CollectiveId id, Rank r) {
+  const std::uint32_t k = key_of_.at(id);
+  const int pass_index = static_cast<int>(k % 3);
+  const int layer = static_cast<int>((k / 3) % static_cast<std::uint32_t>(num_layers_));
+  const int iteration = static_cast<int>(k / 3 / static_cast<std::uint32_t>(num_layers_));
+  const auto pass = static_cast<PassKind>(pass_index);
+  const TimePs now = sim_.now();
+  RankState& s = ranks_[r];
+  if (--s.outstanding == 0) comm_intervals_[r].push_back({comm_since_[r], now});
+  if (r == 0) {
+    records_[record_of_[k]].done_ps = now;
+    if (counted(iteration)) {
+      layers_[layer].comm_ps[pass_index] += now - issued_at_.at((static_cast<std::uint64_t>(k) << 32));
+    }
+  }
+  const std::uint64_t ik = (static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(r);
+  if (traced(r)) {
+    spans_.push_back({r, iteration, layer, pass, Span::kCollective, issued_at_.at(ik), now});
+  }
+  if (r != 0 || !traced(r)) issued_at_.erase(ik);
+  const TimePs resume = now + workload_.layers[layer].update_ps;
+  if (pass == PassKind::kWeightGrad) weights_ready_[static_cast<std::size_t>(r) * num_layers_ + layer] = resume;
+  if (s.blocked && s.blocking_key == k) {
+    // The blocking wait ends once the update after it is done.
+    s.blocked = false;
+    s.resume_from_block = true;
+    sim_.schedule_at(resume, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
+  } else if (!s.blocked && !s.in_kernel &&
+             ((s.step == Step::kFwdWait && s.waiting_layer == layer && pass == PassKind::kWeightGrad) ||
+              (s.step == Step::kDrain && s.outstanding == 0))) {
+    sim_.schedule_at(resume, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
+  }
+}
+
+void Trainer::handle_event(std::uint64_t tag) {
+  const auto r = static_cast<Rank>(tag);
+  RankState& s = ranks_[r];
+  if (s.resume_from_block) {
+    s.resume_from_block = false;
+    finish_wait(r, sim_.now());
+  }
+  advance(r);
+}
+
+TimePs Trainer::compute_busy_ps(Rank r, TimePs from, TimePs to) const {
+  TimePs t = 0;
+  for (const Interval& i : compute_intervals_[r]) t += std::max<TimePs>(0, std::min(i.end, to) - std::max(i.begin, from));
+  return t;
+}
+
+TimePs Trainer::comm_busy_ps(Rank r, TimePs from, TimePs to) const {
+  TimePs t = 0;
+  for (const Interval& i : comm_intervals_[r]) t += std::max<TimePs>(0, std::min(i.end, to) - std::max(i.begin, from));
+  return t;
+}
+
+std::vector<std::string> Trainer::stuck_report() const {
+  std::vector<std::string> lines;
+  for (Rank r = 0; r < topo_.num_npus() && lines.size() < 8; ++r) {
+    const RankState& s = ranks_[r];
+    if (s.step == Step::kDone) continue;
+    lines.push_back("rank " + std::to_string(r) + " stuck in iteration " + std::to_string(s.iteration) + " at layer " +
+                    std::to_string(s.layer) + (s.blocked ? " waiting for a blocking collective" : "") +
+                    (s.outstanding > 0 ? " with " + std::to_string(s.outstanding) + " collectives outstanding" : ""));
+  }
+  for (const std::string& l : collectives_.stuck_report()) lines.push_back(l);
+  return lines;
+}
+
+}  // namespace acesim

@@ -1,0 +1,99 @@
+#include "workload/training_run.h"
+
+#include <algorithm>
+
+#include "collective/collective_engine.h"
+#include "network/network.h"
+#include "report/collective_sweep.h"
+
+namespace acesim {
+
+double npu_link_capacity_Bps(const DimensionSpec& d) {
+  const double link = d.bandwidth_GBps * 1e9 * d.links_per_neighbour;
+  if (d.npus <= 1) return 0.0;
+  switch (d.kind) {
+    case DimKind::kRing: return 2.0 * link;
+    case DimKind::kFullyConnected: return (d.npus - 1) * link;
+    case DimKind::kSwitch: return link;
+  }
+  return link;
+}
+
+TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options) {
+  Simulation sim;
+  const Topology topo(platform.dims);
+  auto net = make_network(platform.network, sim, topo);
+  Endpoint endpoint(sim, topo, platform.npu);
+  CollectiveEngine collectives(sim, topo, *net, platform.collectives, &endpoint);
+  Trainer trainer(sim, topo, collectives, endpoint, workload, options);
+  trainer.start();
+  sim.run();
+  if (!trainer.finished()) {
+    std::string msg = "simulation cannot finish at t=" + std::to_string(ps_to_ns(sim.now())) + " ns:";
+    for (const std::string& line : trainer.stuck_report()) msg += " " + line + ";";
+    throw SimulationStuck(msg);
+  }
+  endpoint.settle();
+
+  TrainReport rep;
+  rep.workload = workload.name;
+  rep.parallelism = workload.parallelism;
+  rep.platform = platform.source;
+  rep.executor = platform.npu.executor;
+  rep.npus = topo.num_npus();
+  rep.iterations = workload.iterations;
+  rep.events = sim.stats().events + sim.stats().completions;
+  const std::vector<TimePs>& ends = trainer.iteration_end_ps();
+  rep.total_ps = trainer.finish_ps();
+  rep.first_iteration_ps = ends.front();
+  const TimePs from = workload.iterations > 1 ? ends[ends.size() - 2] : 0;
+  const TimePs to = ends.back();
+  rep.iteration_ps = to - from;
+  rep.compute_ps = trainer.compute_busy_ps(0, from, to);
+  rep.exposed_comm_ps = std::max<TimePs>(0, rep.iteration_ps - rep.compute_ps);
+  rep.comm_ps = trainer.comm_busy_ps(0, from, to);
+  rep.overlap_ps = std::max<TimePs>(0, rep.comm_ps - rep.exposed_comm_ps);
+
+  const double seconds = ps_to_seconds(rep.total_ps);
+  const double n = static_cast<double>(topo.num_npus());
+  rep.network_bytes_per_dim.assign(topo.num_dims(), 0.0);
+  for (Rank r = 0; r < topo.num_npus(); ++r) {
+    const NpuStats& st = endpoint.stats(r);
+    for (int d = 0; d < topo.num_dims(); ++d) rep.network_bytes_per_dim[d] += st.sent_per_dim[d] / n;
+    rep.hbm_bytes_compute += st.hbm_bytes_compute / n;
+    rep.hbm_bytes_comm += st.hbm_bytes_comm / n;
+    rep.comm_unit_seconds += st.comm_unit_seconds / n;
+  }
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    const double cap = npu_link_capacity_Bps(topo.dim(d)) * seconds;
+    rep.network_utilization_per_dim.push_back(cap > 0.0 ? rep.network_bytes_per_dim[d] / cap : 0.0);
+  }
+  const double hbm = platform.npu.hbm_GBps * 1e9 * seconds;
+  if (hbm > 0.0) {
+    rep.hbm_utilization_compute = rep.hbm_bytes_compute / hbm;
+    rep.hbm_utilization_comm = rep.hbm_bytes_comm / hbm;
+  }
+
+  const std::vector<LayerStats>& ls = trainer.layer_stats();
+  for (std::size_t i = 0; i < workload.layers.size(); ++i) {
+    LayerReport lr;
+    const Layer& l = workload.layers[i];
+    lr.name = l.name;
+    const Pass* passes[3] = {&l.forward, &l.input_grad, &l.weight_grad};
+    for (int p = 0; p < 3; ++p) {
+      lr.compute_ps[p] = ls[i].compute_ps[p];
+      lr.comm_ps[p] = ls[i].comm_ps[p];
+      if (passes[p]->comm.op) {
+        lr.comm_bytes[p] = passes[p]->comm.bytes;
+        lr.comm_op[p] = std::string(to_string(*passes[p]->comm.op));
+      }
+    }
+    lr.exposed_ps = ls[i].wait_ps;
+    rep.layers.push_back(std::move(lr));
+  }
+  rep.collectives = trainer.collectives();
+  rep.spans = trainer.spans();
+  return rep;
+}
+
+}  // namespace acesim

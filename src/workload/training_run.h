@@ -1,0 +1,61 @@
+// One training simulation and its summary: what `acesim run` reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/platform.h"
+#include "workload/trainer.h"
+#include "workload/workload.h"
+
+namespace acesim {
+
+struct LayerReport {
+  std::string name;
+  TimePs compute_ps[3] = {0, 0, 0};  // forward, input-grad, weight-grad, as run (rank 0, measured iteration(s))
+  TimePs comm_ps[3] = {0, 0, 0};     // issue to done
+  double comm_bytes[3] = {0, 0, 0};
+  std::string comm_op[3];
+  TimePs exposed_ps = 0;  // compute stream idle waiting for this layer's communication
+};
+
+struct TrainReport {
+  std::string workload;
+  std::string parallelism;
+  std::string platform;
+  ExecutorKind executor = ExecutorKind::kIdeal;
+  long long npus = 0;
+  int iterations = 0;
+  // The measured iteration is the last one (the first can differ: nothing to
+  // wait for from a previous iteration); with one iteration, that one.
+  TimePs total_ps = 0;
+  TimePs first_iteration_ps = 0;
+  TimePs iteration_ps = 0;
+  TimePs compute_ps = 0;       // rank 0's compute stream busy in the measured iteration
+  TimePs exposed_comm_ps = 0;  // iteration - compute: waiting for communication
+  TimePs comm_ps = 0;          // rank 0 has a collective in flight
+  TimePs overlap_ps = 0;       // communication hidden behind compute: comm - exposed
+  // Whole run, averaged over NPUs: bytes sent on each dimension over what its
+  // links could carry out of an NPU in that time.
+  std::vector<double> network_utilization_per_dim;
+  std::vector<double> network_bytes_per_dim;  // per NPU, whole run
+  double hbm_utilization_compute = 0.0;
+  double hbm_utilization_comm = 0.0;
+  double hbm_bytes_compute = 0.0;  // per NPU, whole run
+  double hbm_bytes_comm = 0.0;
+  double comm_unit_seconds = 0.0;  // per NPU, whole run
+  std::vector<LayerReport> layers;
+  std::vector<CollectiveRecord> collectives;
+  std::vector<Span> spans;
+  std::uint64_t events = 0;
+};
+
+// Throws SimulationStuck (report/collective_sweep.h) when the run cannot finish.
+TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options = {});
+
+// Outbound link capacity of one NPU in dimension d, bytes/s (both ring
+// directions, every fully-connected peer, one switch port).
+double npu_link_capacity_Bps(const DimensionSpec& d);
+
+}  // namespace acesim
