@@ -16,9 +16,19 @@ Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collec
       num_layers_(static_cast<int>(workload.layers.size())) {
   if (workload_.layers.empty()) throw std::invalid_argument("workload has no layers");
   if (workload_.iterations < 1) throw std::invalid_argument("workload needs at least one iteration");
+  for (const Layer& l : workload_.layers) {
+    if (l.forward.comm.wait_before_forward_layer >= num_layers_ || l.input_grad.comm.issue_after_backward_layer >= num_layers_) {
+      throw std::invalid_argument("layer " + l.name + ": its collective refers to a layer that does not exist");
+    }
+    for (int j : l.recompute_forward) {
+      if (j < 0 || j >= num_layers_) throw std::invalid_argument("layer " + l.name + ": recomputes a layer that does not exist");
+    }
+  }
   const auto n = static_cast<std::size_t>(topo_.num_npus());
+  const auto cells = n * static_cast<std::size_t>(num_layers_);
   ranks_.resize(n);
-  weights_ready_.assign(n * static_cast<std::size_t>(num_layers_), 0);
+  gate_pending_.assign(cells, 0);
+  gate_time_.assign(cells, 0);
   compute_intervals_.resize(n);
   comm_intervals_.resize(n);
   comm_since_.assign(n, 0);
@@ -26,11 +36,16 @@ Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collec
   layers_.resize(static_cast<std::size_t>(num_layers_));
 }
 
-std::uint32_t Trainer::key(int iteration, int layer, PassKind pass) const {
-  return static_cast<std::uint32_t>((iteration * num_layers_ + layer) * 3 + static_cast<int>(pass));
+std::uint32_t Trainer::key(int iteration, int layer, int kind) const {
+  return static_cast<std::uint32_t>((iteration * num_layers_ + layer) * 4 + kind);
 }
 
 bool Trainer::counted(int iteration) const { return iteration == workload_.iterations - 1; }
+
+bool Trainer::gate_open(Rank r, int layer) const {
+  const std::size_t i = static_cast<std::size_t>(r) * num_layers_ + layer;
+  return gate_pending_[i] == 0 && gate_time_[i] <= sim_.now();
+}
 
 void Trainer::start() {
   for (Rank r = 0; r < topo_.num_npus(); ++r) advance(r);
@@ -54,11 +69,17 @@ void Trainer::finish_wait(Rank r, TimePs now) {
   s.waiting_layer = -1;
 }
 
-void Trainer::issue(Rank r, PassKind pass, const CommSpec& spec, bool& must_wait) {
+void Trainer::issue(Rank r, int layer, int kind, const CommSpec& spec, bool& must_wait) {
   must_wait = false;
   if (!spec.op) return;
   RankState& s = ranks_[r];
-  const std::uint32_t k = key(s.iteration, s.layer, pass);
+  const PassKind pass = kind == kRecomputeKind ? PassKind::kForward : static_cast<PassKind>(kind);
+  const std::uint32_t k = key(s.iteration, layer, kind);
+  // Which forward this collective gates, if it does not block the rank.
+  int gates = -1;
+  if (pass == PassKind::kWeightGrad && !spec.blocking) gates = layer;
+  if (kind == static_cast<int>(PassKind::kForward) && spec.wait_before_forward_layer >= 0) gates = spec.wait_before_forward_layer;
+  if (pass == PassKind::kInputGrad && spec.issue_after_backward_layer >= 0) gates = layer;
   auto it = by_key_.find(k);
   CollectiveId id;
   if (it == by_key_.end()) {
@@ -66,30 +87,40 @@ void Trainer::issue(Rank r, PassKind pass, const CommSpec& spec, bool& must_wait
     req.op = *spec.op;
     req.bytes = spec.bytes;
     req.dims = spec.dims;
-    req.name = workload_.layers[s.layer].name + " " + std::string(to_string(pass));
+    req.name = workload_.layers[layer].name + " " + std::string(kind == kRecomputeKind ? "recompute" : to_string(pass));
     id = collectives_.create(req, this);
     by_key_.emplace(k, id);
     key_of_.emplace(id, k);
+    gate_of_.emplace(k, gates);
     record_of_.emplace(k, records_.size());
-    records_.push_back({s.iteration, s.layer, pass, *spec.op, spec.bytes, spec.dims, -1, -1});
+    records_.push_back({s.iteration, layer, pass, *spec.op, spec.bytes, spec.dims, -1, -1});
   } else {
     id = it->second;
   }
   if (r == 0) records_[record_of_[k]].issue_ps = sim_.now();
   if (r == 0 || traced(r)) issued_at_[(static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(r)] = sim_.now();
   if (s.outstanding++ == 0) comm_since_[r] = sim_.now();
-  if (pass == PassKind::kWeightGrad) weights_ready_[static_cast<std::size_t>(r) * num_layers_ + s.layer] = -1;
-  // Forward and input-gradient collectives carry activations the next
-  // computation needs: always blocking. Weight gradients as specified.
-  must_wait = pass != PassKind::kWeightGrad || spec.blocking;
-  if (must_wait) {
+  if (gates >= 0) {
+    ++gate_pending_[static_cast<std::size_t>(r) * num_layers_ + gates];
+  } else {
+    // Everything that gates no later forward blocks the rank: activations
+    // the next computation needs.
+    must_wait = true;
     s.blocked = true;
     s.blocking_key = k;
     s.wait_since = sim_.now();
-    s.waiting_layer = s.layer;
+    s.waiting_layer = layer;
     s.waiting_pass = pass;
   }
   collectives_.arrive(id, r);
+}
+
+// Back-propagation reaches `layer`: recompute checkpointed forwards first.
+void Trainer::enter_backward(Rank r, int layer) {
+  RankState& s = ranks_[r];
+  s.layer = layer;
+  s.recompute_index = 0;
+  s.step = workload_.layers[layer].recompute_forward.empty() ? Step::kWgCompute : Step::kRecompute;
 }
 
 void Trainer::advance(Rank r) {
@@ -101,22 +132,30 @@ void Trainer::advance(Rank r) {
     switch (s.step) {
       case Step::kFwdWait: {
         if (s.layer == num_layers_) {
-          s.layer = num_layers_ - 1;
-          s.step = Step::kWgCompute;
+          if (!workload_.forward_only) {
+            enter_backward(r, num_layers_ - 1);
+          } else if (s.iteration + 1 < workload_.iterations) {
+            ++s.iteration;
+            s.layer = 0;
+          } else {
+            s.step = Step::kDrain;
+          }
           continue;
         }
-        const TimePs ready = weights_ready_[static_cast<std::size_t>(r) * num_layers_ + s.layer];
-        if (ready < 0 || ready > now) {
+        if (!gate_open(r, s.layer)) {
           if (s.wait_since < 0) {
             s.wait_since = now;
             s.waiting_layer = s.layer;
             s.waiting_pass = PassKind::kWeightGrad;
           }
-          if (ready > now) sim_.schedule_at(ready, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
+          const std::size_t g = static_cast<std::size_t>(r) * num_layers_ + s.layer;
+          if (gate_pending_[g] == 0) sim_.schedule_at(gate_time_[g], this, static_cast<std::uint64_t>(r), EventPriority::kStart);
           return;  // collective_done() or the event resumes
         }
         finish_wait(r, now);
-        if (s.layer == 0 && s.iteration > 0) rank_iteration_end_[static_cast<std::size_t>(r) * workload_.iterations + s.iteration - 1] = now;
+        if (s.layer == 0 && s.iteration > 0) {
+          rank_iteration_end_[static_cast<std::size_t>(r) * workload_.iterations + s.iteration - 1] = now;
+        }
         s.step = Step::kFwdCompute;
         if (endpoint_.isolated_seconds(layer->forward.compute) > 0.0) {
           run_kernel(r, layer->forward.compute);
@@ -127,9 +166,35 @@ void Trainer::advance(Rank r) {
       }
       case Step::kFwdComm: {
         bool wait = false;
-        issue(r, PassKind::kForward, layer->forward.comm, wait);
+        issue(r, s.layer, static_cast<int>(PassKind::kForward), layer->forward.comm, wait);
         s.step = Step::kFwdWait;
         ++s.layer;  // a blocking collective resumes the rank at the next layer
+        if (wait) return;
+        continue;
+      }
+      case Step::kRecompute: {
+        const std::vector<int>& list = layer->recompute_forward;
+        if (s.recompute_index >= static_cast<int>(list.size())) {
+          s.step = Step::kWgCompute;
+          continue;
+        }
+        const Layer& again = workload_.layers[list[s.recompute_index]];
+        s.step = Step::kRecomputeComm;
+        if (endpoint_.isolated_seconds(again.forward.compute) > 0.0) {
+          s.step = Step::kRecompute;
+          run_kernel(r, again.forward.compute);
+          return;
+        }
+        continue;
+      }
+      case Step::kRecomputeComm: {
+        const int j = layer->recompute_forward[s.recompute_index];
+        CommSpec c = workload_.layers[j].forward.comm;
+        c.wait_before_forward_layer = -1;  // recomputed activations are needed at once
+        bool wait = false;
+        ++s.recompute_index;
+        s.step = Step::kRecompute;
+        issue(r, j, kRecomputeKind, c, wait);
         if (wait) return;
         continue;
       }
@@ -144,14 +209,14 @@ void Trainer::advance(Rank r) {
       case Step::kWgComm: {
         bool wait = false;
         s.step = Step::kIgCompute;
-        issue(r, PassKind::kWeightGrad, layer->weight_grad.comm, wait);
+        issue(r, s.layer, static_cast<int>(PassKind::kWeightGrad), layer->weight_grad.comm, wait);
         if (wait) return;
         continue;
       }
       case Step::kIgCompute:
         s.step = Step::kIgComm;
         // The first layer's input gradient feeds nothing: not computed (its
-        // communication, e.g. DLRM's backward all-to-all, still runs).
+        // communication, e.g. DLRM's embedding-gradient all-to-all, still runs).
         if (s.layer > 0 && endpoint_.isolated_seconds(layer->input_grad.compute) > 0.0) {
           s.step = Step::kIgCompute;
           run_kernel(r, layer->input_grad.compute);
@@ -159,21 +224,29 @@ void Trainer::advance(Rank r) {
         }
         continue;
       case Step::kIgComm: {
-        bool wait = false;
         const int this_layer = s.layer;
+        bool wait = false;
+        // This layer's own input-gradient collective, unless it is deferred
+        // to start after another layer's backward.
+        if (layer->input_grad.comm.issue_after_backward_layer < 0) {
+          issue(r, this_layer, static_cast<int>(PassKind::kInputGrad), layer->input_grad.comm, wait);
+        }
+        // Collectives deferred to start after this layer's backward.
+        for (int j = 0; j < num_layers_; ++j) {
+          const CommSpec& c = workload_.layers[j].input_grad.comm;
+          if (c.issue_after_backward_layer == this_layer) {
+            bool unused = false;
+            issue(r, j, static_cast<int>(PassKind::kInputGrad), c, unused);
+          }
+        }
         if (this_layer > 0) {
-          s.step = Step::kWgCompute;
+          enter_backward(r, this_layer - 1);
         } else if (s.iteration + 1 < workload_.iterations) {
           s.step = Step::kFwdWait;
-        } else {
-          s.step = Step::kDrain;
-        }
-        issue(r, PassKind::kInputGrad, layer->input_grad.comm, wait);
-        if (this_layer > 0) {
-          s.layer = this_layer - 1;
-        } else if (s.step == Step::kFwdWait) {
           s.layer = 0;
           ++s.iteration;
+        } else {
+          s.step = Step::kDrain;
         }
         if (wait) return;
         continue;
@@ -181,7 +254,7 @@ void Trainer::advance(Rank r) {
       case Step::kDrain: {
         if (s.outstanding > 0) return;  // collective_done() resumes
         TimePs last = now;
-        for (int l = 0; l < num_layers_; ++l) last = std::max(last, weights_ready_[static_cast<std::size_t>(r) * num_layers_ + l]);
+        for (int l = 0; l < num_layers_; ++l) last = std::max(last, gate_time_[static_cast<std::size_t>(r) * num_layers_ + l]);
         if (last > now) {
           sim_.schedule_at(last, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
           return;
@@ -214,10 +287,14 @@ void Trainer::activity_done(std::uint64_t tag) {
   s.in_kernel = false;
   compute_intervals_[r].push_back({s.kernel_start, now});
   PassKind pass = PassKind::kForward;
+  int layer = s.layer;
   switch (s.step) {
     case Step::kFwdCompute:
       s.step = Step::kFwdComm;
-      pass = PassKind::kForward;
+      break;
+    case Step::kRecompute:
+      layer = workload_.layers[s.layer].recompute_forward[s.recompute_index];
+      s.step = Step::kRecomputeComm;
       break;
     case Step::kWgCompute:
       s.step = Step::kWgComm;
@@ -230,41 +307,44 @@ void Trainer::activity_done(std::uint64_t tag) {
     default:
       throw std::logic_error("trainer: kernel finished in an unexpected state");
   }
-  if (r == 0 && counted(s.iteration)) layers_[s.layer].compute_ps[static_cast<int>(pass)] += now - s.kernel_start;
-  if (traced(r)) spans_.push_back({r, s.iteration, s.layer, pass, Span::kCompute, s.kernel_start, now});
+  if (r == 0 && counted(s.iteration)) layers_[layer].compute_ps[static_cast<int>(pass)] += now - s.kernel_start;
+  if (traced(r)) spans_.push_back({r, s.iteration, layer, pass, Span::kCompute, s.kernel_start, now});
   advance(r);
 }
 
 void Trainer::collective_done(CollectiveId id, Rank r) {
   const std::uint32_t k = key_of_.at(id);
-  const int pass_index = static_cast<int>(k % 3);
-  const int layer = static_cast<int>((k / 3) % static_cast<std::uint32_t>(num_layers_));
-  const int iteration = static_cast<int>(k / 3 / static_cast<std::uint32_t>(num_layers_));
-  const auto pass = static_cast<PassKind>(pass_index);
+  const int kind = static_cast<int>(k % 4);
+  const int layer = static_cast<int>((k / 4) % static_cast<std::uint32_t>(num_layers_));
+  const int iteration = static_cast<int>(k / 4 / static_cast<std::uint32_t>(num_layers_));
+  const PassKind pass = kind == kRecomputeKind ? PassKind::kForward : static_cast<PassKind>(kind);
   const TimePs now = sim_.now();
   RankState& s = ranks_[r];
   if (--s.outstanding == 0) comm_intervals_[r].push_back({comm_since_[r], now});
+  const std::uint64_t ik = (static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(r);
   if (r == 0) {
     records_[record_of_[k]].done_ps = now;
-    if (counted(iteration)) {
-      layers_[layer].comm_ps[pass_index] += now - issued_at_.at((static_cast<std::uint64_t>(k) << 32));
-    }
+    if (counted(iteration) && kind != kRecomputeKind) layers_[layer].comm_ps[kind] += now - issued_at_.at(ik);
   }
-  const std::uint64_t ik = (static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(r);
-  if (traced(r)) {
-    spans_.push_back({r, iteration, layer, pass, Span::kCollective, issued_at_.at(ik), now});
-  }
-  if (r != 0 || !traced(r)) issued_at_.erase(ik);
+  if (traced(r)) spans_.push_back({r, iteration, layer, pass, Span::kCollective, issued_at_.at(ik), now});
+  issued_at_.erase(ik);
   const TimePs resume = now + workload_.layers[layer].update_ps;
-  if (pass == PassKind::kWeightGrad) weights_ready_[static_cast<std::size_t>(r) * num_layers_ + layer] = resume;
-  if (s.blocked && s.blocking_key == k) {
+  const int gates = gate_of_.at(k);
+  if (gates >= 0) {
+    const std::size_t g = static_cast<std::size_t>(r) * num_layers_ + gates;
+    --gate_pending_[g];
+    gate_time_[g] = std::max(gate_time_[g], resume);
+    if (!s.blocked && !s.in_kernel && gate_pending_[g] == 0 && s.step == Step::kFwdWait && s.layer == gates) {
+      sim_.schedule_at(gate_time_[g], this, static_cast<std::uint64_t>(r), EventPriority::kStart);
+    }
+  } else if (s.blocked && s.blocking_key == k) {
     // The blocking wait ends once the update after it is done.
     s.blocked = false;
     s.resume_from_block = true;
     sim_.schedule_at(resume, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
-  } else if (!s.blocked && !s.in_kernel &&
-             ((s.step == Step::kFwdWait && s.waiting_layer == layer && pass == PassKind::kWeightGrad) ||
-              (s.step == Step::kDrain && s.outstanding == 0))) {
+    return;
+  }
+  if (!s.blocked && !s.in_kernel && s.step == Step::kDrain && s.outstanding == 0) {
     sim_.schedule_at(resume, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
   }
 }

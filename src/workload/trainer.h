@@ -84,6 +84,7 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
  private:
   enum class Step : std::uint8_t {
     kFwdWait, kFwdCompute, kFwdComm,
+    kRecompute, kRecomputeComm,
     kWgCompute, kWgComm, kIgCompute, kIgComm,
     kDrain, kDone
   };
@@ -100,6 +101,7 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
     bool blocked = false;            // waiting for a blocking collective
     bool resume_from_block = false;  // the event that ends a blocking wait is pending
     bool in_kernel = false;
+    int recompute_index = 0;  // position in the layer's recompute_forward list
   };
   struct Interval {
     TimePs begin;
@@ -108,8 +110,13 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
 
   void advance(Rank r);
   void run_kernel(Rank r, const Kernel& k);
-  void issue(Rank r, PassKind pass, const CommSpec& spec, bool& must_wait);
-  std::uint32_t key(int iteration, int layer, PassKind pass) const;
+  // Issues layer `layer`'s collective of kind `kind` (a PassKind, or
+  // kRecomputeKind) on rank r. Sets must_wait when the rank must block.
+  void issue(Rank r, int layer, int kind, const CommSpec& spec, bool& must_wait);
+  std::uint32_t key(int iteration, int layer, int kind) const;
+  void enter_backward(Rank r, int layer);
+  bool gate_open(Rank r, int layer) const;
+  static constexpr int kRecomputeKind = 3;
   void finish_wait(Rank r, TimePs now);
   bool traced(Rank r) const { return r < options_.trace_ranks; }
   bool counted(int iteration) const;
@@ -127,9 +134,13 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
   int num_layers_;
 
   std::vector<RankState> ranks_;
-  // Per (rank, layer): when the layer's latest weight-gradient collective
-  // (plus update) is done; -1 while it is in flight.
-  std::vector<TimePs> weights_ready_;
+  // Per (rank, layer), the forward gate: non-blocking collectives the
+  // layer's next forward must wait for (its weight gradients; DLRM's
+  // embedding all-to-alls) still in flight, and when the last one's update
+  // is done.
+  std::vector<std::int32_t> gate_pending_;
+  std::vector<TimePs> gate_time_;
+  std::unordered_map<std::uint32_t, int> gate_of_;  // collective key -> layer it gates (-1: none)
   std::unordered_map<std::uint32_t, CollectiveId> by_key_;
   std::unordered_map<CollectiveId, std::uint32_t> key_of_;
   std::unordered_map<std::uint32_t, std::size_t> record_of_;

@@ -23,6 +23,13 @@ struct CommSpec {
   // Blocking: the rank's compute waits for it (model-parallel activations).
   // Non-blocking: issued and overlapped (data-parallel weight gradients).
   bool blocking = true;
+  // Forward collectives only: >= 0 makes it non-blocking, and the forward
+  // of that layer waits for it (DLRM's embedding all-to-all before the top MLP).
+  int wait_before_forward_layer = -1;
+  // Input-gradient collectives only: >= 0 issues it, non-blocking, right
+  // after the backward of that layer instead of at its own layer; the next
+  // forward of its own layer waits for it (DLRM's embedding-gradient all-to-all).
+  int issue_after_backward_layer = -1;
 };
 
 struct Pass {
@@ -39,6 +46,9 @@ struct Layer {
   // waits on it may go on (ASTRA-sim's "update delay"; the optimizer step
   // for weight gradients).
   TimePs update_ps = 0;
+  // Activation checkpointing: when back-propagation reaches this layer, the
+  // forward passes of these layers run again first.
+  std::vector<int> recompute_forward;
 };
 
 struct Workload {
@@ -46,6 +56,7 @@ struct Workload {
   std::string parallelism;  // e.g. "DATA", "HYBRID_TRANSFORMER"
   std::vector<Layer> layers;
   int iterations = 2;
+  bool forward_only = false;  // inference: no backward pass
 };
 
 // Totals of a workload as given (for tests and reports): compute per pass
