@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "acesim 0.1.0");
   auto collective = cli::add_collective_command(app);
   auto characterize = cli::add_characterize_command(app);
+  auto run = cli::add_run_command(app);
 
   try {
     app.parse(argc, argv);
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("collective")) return collective();
     if (app.got_subcommand("characterize")) return characterize();
+    if (app.got_subcommand("run")) return run();
     return cli::kExitBadInput;
   } catch (const InputError& e) {
     std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());

@@ -1,5 +1,8 @@
 // acesim's native platform YAML (schema in docs/formats.md).
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "collective/pattern.h"
@@ -239,12 +242,70 @@ void read_communication(const YAML::Node& node, NpuConfig& npu, const std::strin
   }
 }
 
+std::vector<int> dim_list(const YAML::Node& node, const std::string& file, const std::string& path, int num_dims) {
+  std::vector<int> out;
+  const auto items = yaml::scalar_list(node, file, path, true);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    char* end = nullptr;
+    const long d = std::strtol(items[i].c_str(), &end, 10);
+    if (items[i].empty() || *end != '\0' || d < 0 || d >= num_dims) {
+      throw_input_error(file, yaml::line_of(node), path, "'" + items[i] + "' is not a dimension of the topology (0.." +
+                                                             std::to_string(num_dims - 1) + ")");
+    }
+    if (std::find(out.begin(), out.end(), static_cast<int>(d)) != out.end()) {
+      throw_input_error(file, yaml::line_of(node), path, "dimension " + items[i] + " listed twice");
+    }
+    out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+void read_workload(const YAML::Node& node, WorkloadConfig& w, int num_dims, const std::string& file) {
+  using namespace yaml;
+  check_map(node, file, "workload", {"model", "file", "batch_per_npu", "precision", "iterations", "data_dims", "model_dims"});
+  w.given = true;
+  if (node["model"] && node["file"]) throw_input_error(file, line_of(node["file"]), "workload.file", "give either model or file, not both");
+  if (!node["model"] && !node["file"]) throw_input_error(file, line_of(node), "workload", "needs model (a built-in model) or file (an ASTRA-sim 1.0 workload)");
+  if (node["model"]) w.model = scalar(node["model"], file, "workload.model");
+  if (node["file"]) {
+    w.file = scalar(node["file"], file, "workload.file");
+    // Relative to the platform file's folder.
+    const std::filesystem::path p(w.file);
+    if (p.is_relative()) w.file = (std::filesystem::path(file).parent_path() / p).string();
+  }
+  if (node["batch_per_npu"]) {
+    const long long b = integer(node["batch_per_npu"], file, "workload.batch_per_npu");
+    if (b < 1 || b > 1'000'000) throw_input_error(file, line_of(node["batch_per_npu"]), "workload.batch_per_npu", "must be in 1..1000000, got " + std::to_string(b));
+    w.batch_per_npu = static_cast<int>(b);
+  }
+  if (node["precision"]) {
+    const std::string p = scalar(node["precision"], file, "workload.precision");
+    if (p == "fp16" || p == "bf16") {
+      w.bytes_per_element = 2;
+    } else if (p == "fp32") {
+      w.bytes_per_element = 4;
+    } else if (p == "fp8") {
+      w.bytes_per_element = 1;
+    } else {
+      const std::vector<std::string> names = {"fp8", "fp16", "bf16", "fp32"};
+      throw_input_error(file, line_of(node["precision"]), "workload.precision", "unknown precision '" + p + "'" + suggestion(p, names));
+    }
+  }
+  if (node["iterations"]) {
+    const long long it = integer(node["iterations"], file, "workload.iterations");
+    if (it < 1 || it > 10'000) throw_input_error(file, line_of(node["iterations"]), "workload.iterations", "must be in 1..10000, got " + std::to_string(it));
+    w.iterations = static_cast<int>(it);
+  }
+  if (node["data_dims"]) w.data_dims = dim_list(node["data_dims"], file, "workload.data_dims", num_dims);
+  if (node["model_dims"]) w.model_dims = dim_list(node["model_dims"], file, "workload.model_dims", num_dims);
+}
+
 }  // namespace
 
 PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file) {
   using namespace yaml;
   const YAML::Node root = parse(text, file);
-  check_map(root, file, "", {"topology", "network", "collectives", "npu", "communication"});
+  check_map(root, file, "", {"topology", "network", "collectives", "npu", "communication", "workload"});
   require(root, "topology", file, "");
   PlatformConfig pc;
   pc.source = file;
@@ -267,6 +328,13 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
   // npu first: communication.sm.units is checked against npu.compute_units.
   if (root["npu"]) read_npu(root["npu"], pc.npu, file);
   if (root["communication"]) read_communication(root["communication"], pc.npu, file);
+  // A given communication.sm.units was checked above; the default (8) was not.
+  if (pc.npu.sm.units > pc.npu.compute_units) {
+    throw_input_error(file, line_of(root["npu"]["compute_units"]), "npu.compute_units",
+                      "is " + std::to_string(pc.npu.compute_units) + ", fewer than the default communication.sm.units (" +
+                          std::to_string(pc.npu.sm.units) + "); set communication.sm.units too");
+  }
+  if (root["workload"]) read_workload(root["workload"], pc.workload, static_cast<int>(pc.dims.size()), file);
 
   if (root["network"]) {
     const YAML::Node n = root["network"];

@@ -14,12 +14,25 @@
 
 namespace acesim {
 
+// What to train, from a platform file's `workload:` section (docs/formats.md).
+struct WorkloadConfig {
+  bool given = false;
+  std::string model;  // a built-in model (resnet50, gnmt, dlrm, gpt)
+  std::string file;   // or an ASTRA-sim 1.0 text workload, relative to the platform file
+  int batch_per_npu = 0;
+  int bytes_per_element = 2;
+  int iterations = 2;
+  std::vector<int> data_dims;
+  std::vector<int> model_dims;
+};
+
 struct PlatformConfig {
   std::string source;  // where it came from, for reports
   std::vector<DimensionSpec> dims;
   NetworkConfig network;
   CollectiveConfig collectives;
   NpuConfig npu;
+  WorkloadConfig workload;
   // From an ASTRA-sim system file; used by the endpoint model.
   std::optional<double> local_mem_bw_GBps;
   std::optional<double> peak_perf_TFLOPS;

@@ -1,0 +1,196 @@
+// `acesim run`: a training workload on a platform.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/platform_options.h"
+#include "config/input_error.h"
+#include "report/training_report.h"
+#include "workload/astra_workload.h"
+#include "workload/models.h"
+
+namespace acesim::cli {
+namespace {
+
+struct Options {
+  PlatformOptions platform;
+  std::string workload;  // ASTRA-sim 1.0 text file
+  std::string model;
+  int batch = 0;
+  std::string precision;
+  int iterations = 0;
+  std::string compare;
+  bool json = false;
+  std::string csv;
+  std::string trace;
+  int trace_npus = 4;
+  CLI::Option* batch_option = nullptr;
+  CLI::Option* iterations_option = nullptr;
+  CLI::Option* trace_npus_option = nullptr;
+};
+
+std::vector<ExecutorKind> parse_compare(const std::string& text) {
+  std::vector<ExecutorKind> out;
+  std::stringstream ss(text);
+  std::string item;
+  const auto names = executor_names();
+  while (std::getline(ss, item, ',')) {
+    const auto e = parse_executor(item);
+    if (!e) throw InputError("--compare: unknown executor '" + item + "'" + suggestion(item, names));
+    out.push_back(*e);
+  }
+  if (out.empty()) throw InputError("--compare: give executors like sm,ace");
+  return out;
+}
+
+Workload load_workload(const Options& o, const PlatformConfig& platform, const Topology& topo) {
+  if (!o.workload.empty() && !o.model.empty()) throw InputError("--workload and --model cannot be combined");
+  WorkloadConfig wc = platform.workload;
+  if (!o.workload.empty()) {
+    wc = WorkloadConfig{};
+    wc.file = o.workload;
+  } else if (!o.model.empty()) {
+    wc = WorkloadConfig{};
+    wc.model = o.model;
+  } else if (!wc.given) {
+    wc.model = "resnet50";  // the embedded default
+  }
+  if (o.batch_option->count() > 0) {
+    if (o.batch < 1 || o.batch > 1'000'000) throw InputError("--batch: must be in 1..1000000, got " + std::to_string(o.batch));
+    wc.batch_per_npu = o.batch;
+  }
+  if (!o.precision.empty()) {
+    if (o.precision == "fp16" || o.precision == "bf16") {
+      wc.bytes_per_element = 2;
+    } else if (o.precision == "fp32") {
+      wc.bytes_per_element = 4;
+    } else if (o.precision == "fp8") {
+      wc.bytes_per_element = 1;
+    } else {
+      const std::vector<std::string> names = {"fp8", "fp16", "bf16", "fp32"};
+      throw InputError("--precision: unknown precision '" + o.precision + "'" + suggestion(o.precision, names));
+    }
+  }
+  if (o.iterations_option->count() > 0) {
+    if (o.iterations < 1 || o.iterations > 10'000) throw InputError("--iterations: must be in 1..10000, got " + std::to_string(o.iterations));
+    wc.iterations = o.iterations;
+  }
+  Workload w;
+  if (!wc.file.empty()) {
+    if (!wc.model.empty()) throw InputError("workload: give either a model or a file");
+    if (o.batch_option->count() > 0 || !o.precision.empty()) {
+      throw InputError("--batch/--precision apply to built-in models; an ASTRA-sim workload file fixes its own sizes");
+    }
+    w = read_astra_workload(wc.file, topo);
+  } else {
+    const auto names = model_names();
+    if (std::find(names.begin(), names.end(), wc.model) == names.end()) {
+      throw InputError("unknown model '" + wc.model + "'" + suggestion(wc.model, names));
+    }
+    ModelOptions mo;
+    mo.batch_per_npu = wc.batch_per_npu;
+    mo.bytes_per_element = wc.bytes_per_element;
+    mo.iterations = wc.iterations;
+    mo.data_dims = wc.data_dims;
+    mo.model_dims = wc.model_dims;
+    w = build_model(wc.model, mo, topo);
+  }
+  w.iterations = wc.iterations;
+  return w;
+}
+
+int run(const Options& o) {
+  PlatformConfig platform = load_platform(o.platform);
+  const bool astra = !o.platform.network.empty();
+  const bool executor_given = !o.platform.executor.empty();
+  if (astra && !executor_given) {
+    // ASTRA-sim's endpoint: compute times as given, communication free.
+    platform.npu.executor = ExecutorKind::kIdeal;
+    platform.npu.fixed_kernel_times = true;
+  }
+  const bool nothing_given = o.platform.platform.empty() && !astra && o.workload.empty() && o.model.empty() &&
+                             !executor_given && o.compare.empty();
+  std::vector<ExecutorKind> executors;
+  if (!o.compare.empty()) {
+    if (executor_given) throw InputError("--compare and --executor cannot be combined");
+    executors = parse_compare(o.compare);
+  } else if (nothing_given) {
+    executors = {ExecutorKind::kSm, ExecutorKind::kAce};  // the default: baseline and ACE side by side
+  } else {
+    executors = {platform.npu.executor};
+  }
+  if (o.trace_npus_option->count() > 0 && (o.trace_npus < 1 || o.trace_npus > 1024)) {
+    throw InputError("--trace-npus: must be in 1..1024, got " + std::to_string(o.trace_npus));
+  }
+  const Topology topo(platform.dims);
+  const Workload workload = load_workload(o, platform, topo);
+  TrainOptions to;
+  to.trace_ranks = o.trace.empty() ? 0 : o.trace_npus;
+  std::vector<TrainReport> reports;
+  for (ExecutorKind e : executors) {
+    PlatformConfig p = platform;
+    p.npu.executor = e;
+    reports.push_back(run_training(p, workload, to));
+  }
+  for (const std::string& warning : platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", warning.c_str());
+  const bool several = reports.size() > 1;
+  auto suffixed = [&](const std::string& path, ExecutorKind e) {
+    if (!several) return path;
+    const std::filesystem::path p(path);
+    return (p.parent_path() / (p.stem().string() + "." + std::string(to_string(e)) + p.extension().string())).string();
+  };
+  if (!o.csv.empty()) {
+    for (const TrainReport& r : reports) {
+      write_training_csv(r, several ? (std::filesystem::path(o.csv) / std::string(to_string(r.executor))).string() : o.csv);
+    }
+  }
+  if (!o.trace.empty()) {
+    for (const TrainReport& r : reports) {
+      const std::string path = suffixed(o.trace, r.executor);
+      std::ofstream f(path);
+      if (!f) throw InputError("--trace: cannot write " + path);
+      f << training_trace(r).dump() << '\n';
+    }
+  }
+  if (o.json) {
+    if (several) {
+      nlohmann::json runs = nlohmann::json::array();
+      for (const TrainReport& r : reports) runs.push_back(training_json(r));
+      std::printf("%s\n", nlohmann::json{{"runs", runs}}.dump(2).c_str());
+    } else {
+      std::printf("%s\n", training_json(reports[0]).dump(2).c_str());
+    }
+  } else if (several) {
+    std::fputs(format_comparison(reports, platform).c_str(), stdout);
+  } else {
+    std::fputs(format_training(reports[0], platform).c_str(), stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_run_command(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand(
+      "run", "Simulate training iterations (default: ResNet-50, data parallel, on the default platform, sm and ace side by side)");
+  add_platform_options(c, o->platform);
+  c->add_option("--workload", o->workload, "ASTRA-sim 1.0 text workload (compute in cycles of 1 ns)")->check(non_empty());
+  c->add_option("--model", o->model, "built-in model: resnet50 | gnmt | dlrm | gpt")->check(non_empty());
+  o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
+  c->add_option("--precision", o->precision, "fp16 | bf16 | fp32 | fp8 (built-in models)")->check(non_empty());
+  o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2)");
+  c->add_option("--compare", o->compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
+  c->add_flag("--json", o->json, "print JSON instead of tables");
+  c->add_option("--csv", o->csv, "write layers.csv and collectives.csv into this directory")->check(non_empty());
+  c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")->check(non_empty());
+  o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
+  return [o] { return run(*o); };
+}
+
+}  // namespace acesim::cli
