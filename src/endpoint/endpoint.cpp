@@ -165,14 +165,17 @@ ActivityId Endpoint::start_kernel(Rank r, const Kernel& k, ActivityListener* lis
     flops = t * cfg_.peak_flops();
     hbm = t * cfg_.timed_kernel_hbm_fraction * cfg_.hbm_GBps * 1e9;
   }
-  n.stats.hbm_bytes_compute += hbm;
-  n.stats.compute_flops += flops;
+  const bool fixed = k.time_ps >= 0 && cfg_.fixed_kernel_times;
+  if (!fixed) {
+    // A kernel kept at its given time uses no modelled resource.
+    n.stats.hbm_bytes_compute += hbm;
+    n.stats.compute_flops += flops;
+  }
   ActivitySpec spec;
   spec.work = isolated_seconds(k);
   spec.max_rate = 1.0;
   spec.priority_class = compute_class();
   scratch_.clear();
-  const bool fixed = k.time_ps >= 0 && cfg_.fixed_kernel_times;
   if (!fixed && spec.work > 0.0) {
     if (flops > 0.0) scratch_.push_back({n.cu, flops / spec.work});
     if (hbm > 0.0) scratch_.push_back({n.hbm, hbm / spec.work});

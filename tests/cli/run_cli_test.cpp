@@ -1,0 +1,108 @@
+// `acesim run` end to end: a scenario checked field by field, outputs, and bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "test_data.h"
+
+namespace acesim {
+namespace {
+
+using test::kCustom;
+using test::kData;
+using test::kNet;
+
+const std::string kWl = kData + "/astra-sim-1.0/workload/";
+
+class RunCli : public test::CliTest {};
+
+TEST_F(RunCli, AstraMicroAllReduceFieldByField) {
+  // One layer: 5 ns of compute per pass (cycles of 1 ns), a 1 MiB all-reduce
+  // of weight gradients, 5 ns update. 8-NPU ring at 50 GB/s, 500 ns links,
+  // one chunk, no endpoint delay: the all-reduce takes
+  // 2*7/8 * 1048576 / 50e9 s + 14 * 500 ns = 43700.16 ns.
+  // Iteration 0: fwd [0,5], wg [5,10], all-reduce [10, 43710.16], update
+  // -> 43715.16: iteration 1 repeats it; the run ends at 87430.32.
+  const auto r = expect_ok({"run", "--workload", kWl + "microAllReduce.txt", "--network", kNet + "Ring_8npus.yml",
+                            "--system", kCustom + "ring_1chunk_nodelay.json", "--json"});
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["executor"], "ideal");
+  EXPECT_EQ(j["npus"], 8);
+  EXPECT_EQ(j["iterations"], 2);
+  EXPECT_NEAR(j["first_iteration_ns"].get<double>(), 43715.16, 1e-3);
+  EXPECT_NEAR(j["iteration_time_ns"].get<double>(), 43715.16, 1e-3);
+  EXPECT_NEAR(j["total_time_ns"].get<double>(), 87430.32, 1e-3);
+  EXPECT_NEAR(j["compute_time_ns"].get<double>(), 10.0, 1e-6);
+  EXPECT_NEAR(j["exposed_comm_ns"].get<double>(), 43705.16, 1e-3);
+  EXPECT_NEAR(j["comm_time_ns"].get<double>(), 43700.16, 1e-3);
+  EXPECT_EQ(j["overlap_ns"].get<double>(), 0.0);
+  ASSERT_EQ(j["layers"].size(), 1u);
+  EXPECT_EQ(j["layers"][0]["name"], "conv1");
+  EXPECT_NEAR(j["layers"][0]["forward_compute_ns"].get<double>(), 5.0, 1e-9);
+  EXPECT_EQ(j["layers"][0]["weight_grad_comm"]["op"], "all-reduce");
+  EXPECT_EQ(j["layers"][0]["weight_grad_comm"]["bytes"], 1048576.0);
+  EXPECT_NEAR(j["layers"][0]["weight_grad_comm"]["time_ns"].get<double>(), 43700.16, 1e-3);
+  EXPECT_NEAR(j["layers"][0]["exposed_comm_ns"].get<double>(), 43705.16, 1e-3);
+  // Network: 2*7/8 MiB sent per NPU per iteration on dimension 0.
+  EXPECT_NEAR(j["network_bytes_per_dim"][0].get<double>(), 2 * 2 * 7.0 / 8 * 1048576, 1e-3);
+  EXPECT_EQ(j["hbm_bytes"]["communication"], 0.0);
+}
+
+TEST_F(RunCli, DefaultRunComparesSmAndAce) {
+  const auto r = expect_ok({"run", "--iterations", "1"});
+  EXPECT_NE(r.out.find("ResNet-50"), std::string::npos);
+  EXPECT_NE(r.out.find("sm"), std::string::npos);
+  EXPECT_NE(r.out.find("ace"), std::string::npos);
+  EXPECT_NE(r.out.find("iteration time (us)"), std::string::npos);
+  EXPECT_NE(r.out.find("HBM bytes per network byte"), std::string::npos);
+  EXPECT_NE(r.out.find("res5c_branch2c"), std::string::npos);
+}
+
+TEST_F(RunCli, CsvAndTraceFiles) {
+  const std::string csv = (dir_ / "csv").string();
+  const std::string trace = (dir_ / "trace.json").string();
+  expect_ok({"run", "--workload", kWl + "DLRM_HybridParallel.txt", "--network", kNet + "Ring_8npus.yml", "--system",
+             kCustom + "ring_1chunk_nodelay.json", "--csv", csv, "--trace", trace, "--trace-npus", "2"});
+  const std::string layers = test::slurp(dir_ / "csv" / "layers.csv");
+  EXPECT_EQ(layers.rfind("layer,forward_compute_ns,", 0), 0u);
+  EXPECT_NE(layers.find("\nEmbedding,"), std::string::npos);
+  const std::string coll = test::slurp(dir_ / "csv" / "collectives.csv");
+  EXPECT_NE(coll.find("Embedding,forward,all-to-all,98304"), std::string::npos) << coll;
+  const auto t = nlohmann::json::parse(test::slurp(trace));
+  int compute = 0, begins = 0, ends = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "compute") ++compute;
+    if (e["ph"] == "b") ++begins;
+    if (e["ph"] == "e") ++ends;
+    if (e.contains("pid")) {
+      EXPECT_LT(e["pid"].get<int>(), 2);
+    }
+  }
+  EXPECT_GT(compute, 0);
+  EXPECT_GT(begins, 0);
+  EXPECT_EQ(begins, ends);
+}
+
+TEST_F(RunCli, SameInputSameOutput) {
+  const std::vector<std::string> args = {"run", "--model", "resnet50", "--executor", "sm", "--iterations", "1", "--json"};
+  EXPECT_EQ(expect_ok(args).out, expect_ok(args).out);
+}
+
+TEST_F(RunCli, BadInput) {
+  expect_bad_input({"run", "--model", "resnet5"}, {"unknown model 'resnet5'", "did you mean 'resnet50'"});
+  expect_bad_input({"run", "--workload", "/nonexistent.txt"}, {"/nonexistent.txt", "cannot open"});
+  const std::string bad = write("bad.txt", "DATA\n1\nl0 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 12x 5\n");
+  expect_bad_input({"run", "--workload", bad}, {bad + ":3:37:", "weight-gradient communication size", "12x"});
+  expect_bad_input({"run", "--model", "resnet50", "--workload", bad}, {"cannot be combined"});
+  expect_bad_input({"run", "--iterations", "0"}, {"--iterations", "1..10000"});
+  expect_bad_input({"run", "--compare", "sm,acee"}, {"--compare", "did you mean 'ace'"});
+  expect_bad_input({"run", "--precision", "fp12"}, {"--precision", "fp12"});
+  const std::string p = write("p.yaml",
+                              "topology:\n  - {kind: ring, npus: 4, bandwidth_GBps: 100, latency_ns: 100}\n"
+                              "workload:\n  model: resnet50\n  data_dims: [1]\n");
+  expect_bad_input({"run", "--platform", p}, {p + ":5: workload.data_dims", "not a dimension"});
+}
+
+}  // namespace
+}  // namespace acesim
