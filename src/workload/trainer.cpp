@@ -153,9 +153,6 @@ void Trainer::advance(Rank r) {
           return;  // collective_done() or the event resumes
         }
         finish_wait(r, now);
-        if (s.layer == 0 && s.iteration > 0) {
-          rank_iteration_end_[static_cast<std::size_t>(r) * workload_.iterations + s.iteration - 1] = now;
-        }
         s.step = Step::kFwdCompute;
         if (endpoint_.isolated_seconds(layer->forward.compute) > 0.0) {
           run_kernel(r, layer->forward.compute);
@@ -259,7 +256,6 @@ void Trainer::advance(Rank r) {
           sim_.schedule_at(last, this, static_cast<std::uint64_t>(r), EventPriority::kStart);
           return;
         }
-        rank_iteration_end_[static_cast<std::size_t>(r) * workload_.iterations + workload_.iterations - 1] = now;
         s.step = Step::kDone;
         ++ranks_done_;
         finish_ = std::max(finish_, now);
@@ -286,6 +282,7 @@ void Trainer::activity_done(std::uint64_t tag) {
   const TimePs now = sim_.now();
   s.in_kernel = false;
   compute_intervals_[r].push_back({s.kernel_start, now});
+  mark_iteration(r, s.iteration, now);
   PassKind pass = PassKind::kForward;
   int layer = s.layer;
   switch (s.step) {
@@ -329,6 +326,7 @@ void Trainer::collective_done(CollectiveId id, Rank r) {
   if (traced(r)) spans_.push_back({r, iteration, layer, pass, Span::kCollective, issued_at_.at(ik), now});
   issued_at_.erase(ik);
   const TimePs resume = now + workload_.layers[layer].update_ps;
+  mark_iteration(r, iteration, resume);
   const int gates = gate_of_.at(k);
   if (gates >= 0) {
     const std::size_t g = static_cast<std::size_t>(r) * num_layers_ + gates;
@@ -357,6 +355,11 @@ void Trainer::handle_event(std::uint64_t tag) {
     finish_wait(r, sim_.now());
   }
   advance(r);
+}
+
+void Trainer::mark_iteration(Rank r, int iteration, TimePs t) {
+  TimePs& e = rank_iteration_end_[static_cast<std::size_t>(r) * workload_.iterations + iteration];
+  e = std::max(e, t);
 }
 
 TimePs Trainer::compute_busy_ps(Rank r, TimePs from, TimePs to) const {

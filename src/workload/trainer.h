@@ -71,7 +71,9 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
   bool finished() const { return ranks_done_ == topo_.num_npus(); }
   std::vector<std::string> stuck_report() const;
 
-  // Results (valid once finished).
+  // Results (valid once finished). Iteration k ends when every rank has
+  // finished its computation and its collectives (plus update times) of
+  // iteration k; iterations overlap (k+1 starts while k's gradients move).
   const std::vector<TimePs>& iteration_end_ps() const { return iteration_end_; }  // max over ranks
   TimePs finish_ps() const { return finish_; }
   // Rank r's compute-busy and communication-busy time in [from, to).
@@ -120,6 +122,9 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
   void finish_wait(Rank r, TimePs now);
   bool traced(Rank r) const { return r < options_.trace_ranks; }
   bool counted(int iteration) const;
+  // An iteration ends on a rank when its last computation and its last
+  // collective (plus update time) are done.
+  void mark_iteration(Rank r, int iteration, TimePs t);
 
   void activity_done(std::uint64_t rank) override;
   void collective_done(CollectiveId id, Rank rank) override;

@@ -27,10 +27,13 @@ struct TrainReport {
   ExecutorKind executor = ExecutorKind::kIdeal;
   long long npus = 0;
   int iterations = 0;
-  // The measured iteration is the last one (the first can differ: nothing to
-  // wait for from a previous iteration); with one iteration, that one.
+  // Iteration k ends when its last computation and its last collective (plus
+  // update) are done on every NPU. The measured iteration is the steady
+  // state: from the end of the next-to-last iteration to the end of the last
+  // (the first can differ: it waits for nothing from before); with one
+  // iteration, from 0 to its end.
   TimePs total_ps = 0;
-  TimePs first_iteration_ps = 0;
+  TimePs first_iteration_ps = 0;  // end of iteration 0
   TimePs iteration_ps = 0;
   TimePs compute_ps = 0;       // rank 0's compute stream busy in the measured iteration
   TimePs exposed_comm_ps = 0;  // iteration - compute: waiting for communication
