@@ -31,8 +31,8 @@ std::string format_training(const TrainReport& r, const PlatformConfig& platform
                      to_string(r.executor));
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   const double it = static_cast<double>(r.iteration_ps);
-  out += fmt::format("iteration time        {:>14.3f} us   (last iteration; the first took {:.3f} us)\n", us(r.iteration_ps),
-                     us(r.first_iteration_ps));
+  out += fmt::format("iteration time        {:>14.3f} us   (steady state; the first iteration ended at {:.3f} us)\n",
+                     us(r.iteration_ps), us(r.first_iteration_ps));
   out += fmt::format("compute time          {:>14.3f} us   {:>6}\n", us(r.compute_ps), pct(static_cast<double>(r.compute_ps), it));
   out += fmt::format("exposed communication {:>14.3f} us   {:>6}\n", us(r.exposed_comm_ps),
                      pct(static_cast<double>(r.exposed_comm_ps), it));
