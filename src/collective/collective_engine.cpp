@@ -209,21 +209,40 @@ bool CollectiveEngine::admit(const Waiting& w) {
 
 void CollectiveEngine::dispatch(std::int32_t q) {
   GroupQueue& gq = queues_[q];
+  const auto later = [](const Waiting& a, const Waiting& b) {
+    return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
+  };
   while (gq.running < cfg_.active_chunks_per_dim && !gq.heap.empty()) {
-    // A chunk entering an ACE collective needs SRAM on every member; until
-    // some is released the group waits (later phases are served first, so
-    // nothing behind the head could run instead).
-    if (!admit(gq.heap.front())) {
+    // The best waiting chunk that can run now. A chunk entering an ACE
+    // collective needs SRAM on every member; while it waits for some, work
+    // behind it that needs none (later phases of other collectives, whose
+    // completion frees SRAM) must not wait with it, or the group deadlocks.
+    skipped_.clear();
+    bool found = false;
+    while (!gq.heap.empty()) {
+      std::pop_heap(gq.heap.begin(), gq.heap.end(), later);
+      const Waiting w = gq.heap.back();
+      gq.heap.pop_back();
+      if (admit(w)) {
+        for (const Waiting& s : skipped_) {
+          gq.heap.push_back(s);
+          std::push_heap(gq.heap.begin(), gq.heap.end(), later);
+        }
+        ++gq.running;
+        launch(w, q);
+        found = true;
+        break;
+      }
+      skipped_.push_back(w);
+    }
+    if (!found) {
+      for (const Waiting& s : skipped_) {
+        gq.heap.push_back(s);
+        std::push_heap(gq.heap.begin(), gq.heap.end(), later);
+      }
       sram_blocked_.push_back(q);
       return;
     }
-    std::pop_heap(gq.heap.begin(), gq.heap.end(), [](const Waiting& a, const Waiting& b) {
-      return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
-    });
-    const Waiting w = gq.heap.back();
-    gq.heap.pop_back();
-    ++gq.running;
-    launch(w, q);
   }
 }
 

@@ -150,6 +150,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::vector<Rank> scratch_advance_;
   EndpointLoad load_;
   std::vector<std::int32_t> sram_blocked_;  // queues waiting for ACE SRAM
+  std::vector<Waiting> skipped_;
   bool sram_released_ = false;
   std::uint64_t phases_run_ = 0;
 };

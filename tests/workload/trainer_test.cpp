@@ -182,3 +182,38 @@ TEST(Trainer, ContentionSlowsComputeUnderSm) {
 
 }  // namespace
 }  // namespace acesim
+
+namespace acesim {
+namespace {
+
+TEST(Trainer, AceSramNeverDeadlocksUnderLifo) {
+  // Regression: under LIFO a newer collective's first-phase chunk outranks an
+  // older collective's all-gather in the same group queue. When the newer
+  // chunk waited for SRAM, the all-gathers that would free it waited behind
+  // it: every collective stuck. Many concurrent weight-gradient all-reduces
+  // on a 2x8 torus with a small SRAM reproduce it.
+  PlatformConfig p = test::platform({test::dim(DimKind::kRing, 2, 200, 20), test::dim(DimKind::kRing, 8, 100, 500)});
+  p.npu.executor = ExecutorKind::kAce;
+  p.npu.ace.sram_bytes = 1 << 20;
+  p.collectives.chunks = 16;
+  Workload w;
+  w.iterations = 1;
+  for (int i = 0; i < 12; ++i) {
+    Layer l;
+    l.name = "L" + std::to_string(i);
+    l.forward.compute.time_ps = 10 * kPsPerUs;
+    l.weight_grad.compute.time_ps = 10 * kPsPerUs;
+    l.weight_grad.comm.op = CollectiveOp::kAllReduce;
+    l.weight_grad.comm.bytes = 4e6;
+    l.weight_grad.comm.blocking = false;
+    w.layers.push_back(l);
+  }
+  const TrainReport r = run_training(p, w);
+  EXPECT_GT(r.iteration_ps, 0);
+  PlatformConfig ideal = p;
+  ideal.npu.executor = ExecutorKind::kIdeal;
+  EXPECT_GE(r.iteration_ps, run_training(ideal, w).iteration_ps);
+}
+
+}  // namespace
+}  // namespace acesim
