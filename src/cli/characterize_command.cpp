@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "config/units.h"
 #include "report/characterization.h"
 
@@ -33,7 +34,8 @@ Kernel parse_gemm(const std::string& text) {
     }
     dims.push_back(v);
   }
-  if (dims.size() != 3) throw InputError("--gemm: '" + text + "' is not M,N,K (three sizes in 1..1e7)");
+  // (getline drops a trailing empty item: "1,2,3," must not pass as 1,2,3.)
+  if (dims.size() != 3 || text.back() == ',') throw InputError("--gemm: '" + text + "' is not M,N,K (three sizes in 1..1e7)");
   return gemm_kernel(dims[0], dims[1], dims[2]);
 }
 
@@ -50,6 +52,9 @@ int run(const Options& o) {
   const auto bytes = parse_bytes(o.bytes, &err);
   if (!bytes) throw InputError("--bytes: " + err);
   if (*bytes == 0) throw InputError("--bytes: must be > 0");
+  if (*bytes > limits::kMaxCollectiveBytes) {
+    throw InputError("--bytes: '" + o.bytes + "' is larger than the 1 PiB a collective may move");
+  }
   const Kernel kernel = parse_gemm(o.gemm);
   const Study s = run_study(o.study, platform, req, *bytes, kernel);
   if (o.json) {
