@@ -42,25 +42,15 @@ Kernel parse_gemm(const std::string& text) {
 int run(const Options& o) {
   const PlatformConfig platform = load_platform(o.platform);
   CollectiveRequestSpec req;
-  const auto op = parse_collective_op(o.op);
-  if (!op) {
-    const auto names = collective_op_names();
-    throw InputError("--op: unknown operation '" + o.op + "'" + suggestion(o.op, names));
-  }
-  req.op = *op;
-  std::string err;
-  const auto bytes = parse_bytes(o.bytes, &err);
-  if (!bytes) throw InputError("--bytes: " + err);
-  if (*bytes == 0) throw InputError("--bytes: must be > 0");
-  if (*bytes > limits::kMaxCollectiveBytes) {
-    throw InputError("--bytes: '" + o.bytes + "' is larger than the 1 PiB a collective may move");
-  }
+  req.op = parse_op_option(o.op);
+  const std::uint64_t bytes = parse_size_option("--bytes", o.bytes);
+  if (bytes == 0) throw InputError("--bytes: must be > 0");
   const Kernel kernel = parse_gemm(o.gemm);
-  const Study s = run_study(o.study, platform, req, *bytes, kernel);
+  const Study s = run_study(o.study, platform, req, bytes, kernel);
   if (o.json) {
     std::printf("%s\n", study_json(s).dump(2).c_str());
   } else {
-    std::fputs(format_study(s, platform, req, *bytes).c_str(), stdout);
+    std::fputs(format_study(s, platform, req, bytes).c_str(), stdout);
   }
   return kExitOk;
 }

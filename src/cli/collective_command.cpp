@@ -33,25 +33,10 @@ struct Options {
   bool dims_given = false;
 };
 
-std::uint64_t size_option(const std::string& flag, const std::string& text) {
-  std::string err;
-  const auto v = parse_bytes(text, &err);
-  if (!v) throw InputError(flag + ": " + err);
-  if (*v > limits::kMaxCollectiveBytes) {
-    throw InputError(flag + ": '" + text + "' is larger than the 1 PiB a collective may move");
-  }
-  return *v;
-}
-
 int run(const Options& o) {
   const PlatformConfig platform = load_platform(o.platform);
   CollectiveRequestSpec req;
-  const auto op = parse_collective_op(o.op);
-  if (!op) {
-    const auto names = collective_op_names();
-    throw InputError("--op: unknown operation '" + o.op + "'" + suggestion(o.op, names));
-  }
-  req.op = *op;
+  req.op = parse_op_option(o.op);
   if (o.dims_given) {
     if (o.dims.empty()) throw InputError("--dims: empty list (give dimensions like 0,2, or leave --dims out for all)");
     std::stringstream ss(o.dims);
@@ -73,10 +58,10 @@ int run(const Options& o) {
   std::vector<std::uint64_t> sizes;
   if (o.bytes_given) {
     if (o.min_bytes_given || o.max_bytes_given) throw InputError("--bytes cannot be combined with --min-bytes/--max-bytes");
-    sizes.push_back(size_option("--bytes", o.bytes));
+    sizes.push_back(parse_size_option("--bytes", o.bytes));
   } else {
-    const std::uint64_t lo = o.min_bytes_given ? size_option("--min-bytes", o.min_bytes) : 64ull << 10;
-    const std::uint64_t hi = o.max_bytes_given ? size_option("--max-bytes", o.max_bytes) : std::max<std::uint64_t>(lo, 256ull << 20);
+    const std::uint64_t lo = o.min_bytes_given ? parse_size_option("--min-bytes", o.min_bytes) : 64ull << 10;
+    const std::uint64_t hi = o.max_bytes_given ? parse_size_option("--max-bytes", o.max_bytes) : std::max<std::uint64_t>(lo, 256ull << 20);
     if (lo == 0) throw InputError("--min-bytes: must be > 0 for a sweep");
     if (lo > hi) throw InputError("--min-bytes (" + std::to_string(lo) + ") is larger than --max-bytes (" + std::to_string(hi) + ")");
     if (o.step_factor < 2) throw InputError("--step-factor: must be an integer >= 2, got " + std::to_string(o.step_factor));

@@ -2,6 +2,7 @@
 
 #include "config/input_error.h"
 #include "config/limits.h"
+#include "config/units.h"
 
 namespace acesim::cli {
 
@@ -24,6 +25,25 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
                   "communication executor: ideal | sm | ace (overrides the platform; ASTRA-sim inputs default to ideal)")
       ->check(non_empty());
   o.chunks_option = app->add_option("--chunks", o.chunks, "chunks per collective (overrides the platform)");
+}
+
+CollectiveOp parse_op_option(const std::string& text) {
+  const auto op = parse_collective_op(text);
+  if (!op) {
+    const auto names = collective_op_names();
+    throw InputError("--op: unknown operation '" + text + "'" + suggestion(text, names));
+  }
+  return *op;
+}
+
+std::uint64_t parse_size_option(const std::string& flag, const std::string& text) {
+  std::string err;
+  const auto v = parse_bytes(text, &err);
+  if (!v) throw InputError(flag + ": " + err);
+  if (*v > limits::kMaxCollectiveBytes) {
+    throw InputError(flag + ": '" + text + "' is larger than the 1 PiB a collective may move");
+  }
+  return *v;
 }
 
 PlatformConfig load_platform(const PlatformOptions& o) {

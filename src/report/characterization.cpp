@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "collective/collective_engine.h"
+#include "platform/platform_instance.h"
 #include "config/input_error.h"
 #include "config/units.h"
 
@@ -44,11 +45,11 @@ struct KernelTimes : ActivityListener {
 // Returns (kernel end, collective end), -1 for what was not run.
 std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* kernel, const CollectiveRequestSpec* req,
                                        std::uint64_t bytes) {
-  Simulation sim;
-  const Topology topo(p.dims);
-  auto net = make_network(p.network, sim, topo);
-  Endpoint endpoint(sim, topo, p.npu);
-  CollectiveEngine engine(sim, topo, *net, p.collectives, &endpoint);
+  PlatformInstance pi(p);
+  Simulation& sim = pi.sim;
+  const Topology& topo = pi.topology;
+  Endpoint& endpoint = pi.endpoint;
+  CollectiveEngine& engine = pi.collectives;
   KernelTimes kt;
   kt.sim = &sim;
   if (kernel != nullptr) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "collective/collective_engine.h"
+#include "platform/platform_instance.h"
 #include "config/units.h"
 #include "endpoint/endpoint.h"
 #include "engine/simulation.h"
@@ -11,11 +12,11 @@
 namespace acesim {
 
 CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
-  Simulation sim;
-  const Topology topo(platform.dims);
-  auto net = make_network(platform.network, sim, topo);
-  Endpoint endpoint(sim, topo, platform.npu);
-  CollectiveEngine engine(sim, topo, *net, platform.collectives, &endpoint);
+  PlatformInstance pi(platform);
+  Simulation& sim = pi.sim;
+  const Topology& topo = pi.topology;
+  Endpoint& endpoint = pi.endpoint;
+  CollectiveEngine& engine = pi.collectives;
   CollectiveRequest r;
   r.op = req.op;
   r.bytes = static_cast<double>(bytes);
@@ -42,7 +43,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.algbw_GBps = seconds > 0.0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
   res.busbw_GBps = res.algbw_GBps * busbw_factor(req.op, res.ranks);
   res.events = sim.stats().events + sim.stats().completions;
-  res.link_bytes_per_dim = net->link_bytes_per_dim();
+  res.link_bytes_per_dim = pi.network->link_bytes_per_dim();
   res.executor = platform.npu.executor;
   res.chunks = engine.chunks(id);
   endpoint.settle();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collective/collective_engine.h"
+#include "platform/platform_instance.h"
 #include "network/network.h"
 #include "report/collective_sweep.h"
 
@@ -20,11 +21,11 @@ double npu_link_capacity_Bps(const DimensionSpec& d) {
 }
 
 TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options) {
-  Simulation sim;
-  const Topology topo(platform.dims);
-  auto net = make_network(platform.network, sim, topo);
-  Endpoint endpoint(sim, topo, platform.npu);
-  CollectiveEngine collectives(sim, topo, *net, platform.collectives, &endpoint);
+  PlatformInstance pi(platform);
+  Simulation& sim = pi.sim;
+  const Topology& topo = pi.topology;
+  Endpoint& endpoint = pi.endpoint;
+  CollectiveEngine& collectives = pi.collectives;
   Trainer trainer(sim, topo, collectives, endpoint, workload, options);
   trainer.start();
   sim.run();

@@ -3,7 +3,7 @@
 // good runs print what they promise, identically every time.
 #include <gtest/gtest.h>
 
-#include "scratch_dir.h"
+#include "cli_runner.h"
 #include "test_data.h"
 
 #include <sys/wait.h>
@@ -29,80 +29,8 @@ using acesim::test::kData;
 using acesim::test::kNet;
 using acesim::test::kSys;
 
-struct CliRun {
-  int status = -1;  // exit status; -1 if it did not exit normally
-  std::string out;
-  std::string err;
-  std::vector<std::string> err_lines() const {
-    std::vector<std::string> lines;
-    std::istringstream ss(err);
-    std::string l;
-    while (std::getline(ss, l)) lines.push_back(l);
-    return lines;
-  }
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class Cli : public acesim::test::ScratchDirTest {
+class Cli : public acesim::test::CliTest {
  protected:
-  // Runs the binary with `args` (no shell interpretation of the arguments).
-  CliRun run(const std::vector<std::string>& args) {
-    std::string cmd = quote(ACESIM_BINARY);
-    for (const std::string& a : args) cmd += " " + quote(a);
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    // `timeout` guards against a hang; 124 would show up as the status.
-    cmd = "timeout 120 " + cmd + " </dev/null >" + quote(out.string()) + " 2>" + quote(err.string());
-    const int raw = std::system(cmd.c_str());
-    CliRun r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  // Bad input: status 2, nothing on stdout, one stderr line starting with
-  // "acesim: error: " and containing each of `parts`.
-  void expect_bad_input(const std::vector<std::string>& args, std::initializer_list<std::string> parts) {
-    std::string shown;
-    for (const std::string& a : args) shown += " " + a;
-    SCOPED_TRACE("acesim" + shown);
-    const CliRun r = run(args);
-    EXPECT_EQ(r.status, 2) << "stderr: " << r.err;
-    const auto lines = r.err_lines();
-    ASSERT_EQ(lines.size(), 1u) << "stderr: " << r.err;
-    EXPECT_EQ(lines[0].rfind("acesim: error: ", 0), 0u) << lines[0];
-    EXPECT_EQ(r.err.back(), '\n');
-    for (const std::string& p : parts) EXPECT_NE(lines[0].find(p), std::string::npos) << lines[0] << "\nmissing: " << p;
-    EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
-  }
-
-  // A good run: status 0 and nothing on stderr.
-  CliRun expect_ok(const std::vector<std::string>& args) {
-    CliRun r = run(args);
-    EXPECT_EQ(r.status, 0) << "stderr: " << r.err;
-    EXPECT_TRUE(r.err.empty()) << "stderr: " << r.err;
-    return r;
-  }
-
   static nlohmann::json parse_json(const std::string& text) {
     try {
       return nlohmann::json::parse(text);
@@ -117,7 +45,7 @@ class Cli : public acesim::test::ScratchDirTest {
 // ------------------------------------------------------------ command line
 
 TEST_F(Cli, HelpAndVersion) {
-  CliRun r = run({"--help"});
+  acesim::test::CliRun r = run({"--help"});
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("collective"), std::string::npos) << r.out;
   r = run({"collective", "--help"});
@@ -318,7 +246,7 @@ TEST_F(Cli, WarningsDoNotJoinAnErrorLine) {
 // ------------------------------------------------------------- good runs
 
 TEST_F(Cli, AstraPairJson) {
-  const CliRun r = expect_ok({"collective", "--network", kNet + "Ring_8npus.yml", "--system", kSys + "Ring_4chunks.json",
+  const acesim::test::CliRun r = expect_ok({"collective", "--network", kNet + "Ring_8npus.yml", "--system", kSys + "Ring_4chunks.json",
                            "--bytes", "1MiB", "--json"});
   const nlohmann::json j = parse_json(r.out);
   ASSERT_TRUE(j.is_object()) << r.out;
@@ -339,7 +267,7 @@ TEST_F(Cli, AstraPairJson) {
 }
 
 TEST_F(Cli, AstraPairWithIgnoredKeysWarnsOnStderr) {
-  const CliRun r = run({"collective", "--network", kNet + "hgx_h100_16gpu.yml", "--system", kSys + "hgx_h100_16gpu.json",
+  const acesim::test::CliRun r = run({"collective", "--network", kNet + "hgx_h100_16gpu.yml", "--system", kSys + "hgx_h100_16gpu.json",
                      "--bytes", "1MiB"});
   EXPECT_EQ(r.status, 0) << r.err;
   const auto lines = r.err_lines();
@@ -349,7 +277,7 @@ TEST_F(Cli, AstraPairWithIgnoredKeysWarnsOnStderr) {
 }
 
 TEST_F(Cli, NativePlatformAndDefaultTable) {
-  CliRun r = expect_ok({"collective", "--platform", kData + "/platforms/mixed_3d.yaml", "--bytes", "1MiB"});
+  acesim::test::CliRun r = expect_ok({"collective", "--platform", kData + "/platforms/mixed_3d.yaml", "--bytes", "1MiB"});
   EXPECT_NE(r.out.find("# acesim collective: all-reduce"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1048576"), std::string::npos) << r.out;
   r = expect_ok({"collective", "--bytes", "64MiB", "--op", "all-gather"});
@@ -358,7 +286,7 @@ TEST_F(Cli, NativePlatformAndDefaultTable) {
 }
 
 TEST_F(Cli, SizeSweep) {
-  const CliRun r = expect_ok({"collective", "--platform", kData + "/platforms/ring8.yaml", "--min-bytes", "1KiB",
+  const acesim::test::CliRun r = expect_ok({"collective", "--platform", kData + "/platforms/ring8.yaml", "--min-bytes", "1KiB",
                            "--max-bytes", "16KiB", "--step-factor", "4", "--json"});
   const nlohmann::json j = parse_json(r.out);
   ASSERT_TRUE(j.contains("results")) << r.out;
@@ -367,7 +295,7 @@ TEST_F(Cli, SizeSweep) {
   EXPECT_EQ(j["results"][1]["bytes"].get<std::uint64_t>(), 4096u);
   EXPECT_EQ(j["results"][2]["bytes"].get<std::uint64_t>(), 16384u);
   // Decimal and binary units are not confused on the command line.
-  const CliRun d = expect_ok({"collective", "--platform", kData + "/platforms/ring8.yaml", "--bytes", "4.1MB", "--json"});
+  const acesim::test::CliRun d = expect_ok({"collective", "--platform", kData + "/platforms/ring8.yaml", "--bytes", "4.1MB", "--json"});
   EXPECT_EQ(parse_json(d.out)["results"][0]["bytes"].get<std::uint64_t>(), 4'100'000u);
 }
 
@@ -375,15 +303,15 @@ TEST_F(Cli, OutputIsDeterministic) {
   const std::vector<std::string> json_args = {"collective", "--network", kNet + "hgx_h100_16gpu.yml", "--system",
                                               kSys + "hgx_h100_16gpu.json", "--min-bytes", "1KiB", "--max-bytes",
                                               "4MiB", "--step-factor", "8", "--json"};
-  const CliRun a = run(json_args);
-  const CliRun b = run(json_args);
+  const acesim::test::CliRun a = run(json_args);
+  const acesim::test::CliRun b = run(json_args);
   EXPECT_EQ(a.status, 0);
   EXPECT_EQ(a.out, b.out);
   EXPECT_EQ(a.err, b.err);
   const std::vector<std::string> table_args = {"collective", "--op", "all-to-all", "--min-bytes", "1MiB",
                                                "--max-bytes", "4MiB"};
-  const CliRun c = expect_ok(table_args);
-  const CliRun d = expect_ok(table_args);
+  const acesim::test::CliRun c = expect_ok(table_args);
+  const acesim::test::CliRun d = expect_ok(table_args);
   EXPECT_FALSE(c.out.empty());
   EXPECT_EQ(c.out, d.out);
 }
@@ -398,7 +326,7 @@ TEST_F(Cli, AstraRingAllReduceClosedForm) {
     for (const std::uint64_t s : {std::uint64_t{1000}, std::uint64_t{1} << 20, std::uint64_t{64} << 20,
                                   std::uint64_t{1} << 30}) {
       SCOPED_TRACE(backend + " " + std::to_string(s));
-      const CliRun r = expect_ok({"collective", "--network", kNet + "Ring_8npus.yml", "--system",
+      const acesim::test::CliRun r = expect_ok({"collective", "--network", kNet + "Ring_8npus.yml", "--system",
                                kCustom + "ring_1chunk_nodelay.json", "--backend", backend, "--bytes",
                                std::to_string(s), "--json"});
       const nlohmann::json j = parse_json(r.out);

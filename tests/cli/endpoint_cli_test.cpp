@@ -3,7 +3,7 @@
 // Runs the real binary; bad input must exit 2 with one "acesim: error:" line.
 #include <gtest/gtest.h>
 
-#include "scratch_dir.h"
+#include "cli_runner.h"
 #include "test_data.h"
 
 #include <sys/wait.h>
@@ -27,38 +27,6 @@ namespace fs = std::filesystem;
 using acesim::test::kNet;
 using acesim::test::kSys;
 
-struct CliRun {
-  int status = -1;  // exit status; -1 if it did not exit normally
-  std::string out;
-  std::string err;
-  std::vector<std::string> err_lines() const {
-    std::vector<std::string> lines;
-    std::istringstream ss(err);
-    std::string l;
-    while (std::getline(ss, l)) lines.push_back(l);
-    return lines;
-  }
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Lines of `text` that do not start with '#' (the table's rows).
 std::vector<std::string> rows_of(const std::string& text) {
   std::vector<std::string> rows;
@@ -79,49 +47,8 @@ std::vector<std::string> fields(const std::string& row) {
   return f;
 }
 
-class EndpointCli : public acesim::test::ScratchDirTest {
+class EndpointCli : public acesim::test::CliTest {
  protected:
-  // Runs the binary with `args` (no shell interpretation of the arguments).
-  CliRun run(const std::vector<std::string>& args) {
-    std::string cmd = quote(ACESIM_BINARY);
-    for (const std::string& a : args) cmd += " " + quote(a);
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    cmd = "timeout 120 " + cmd + " </dev/null >" + quote(out.string()) + " 2>" + quote(err.string());
-    const int raw = std::system(cmd.c_str());
-    CliRun r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  // Bad input: status 2, nothing on stdout, one stderr line starting with
-  // "acesim: error: " and containing each of `parts`.
-  void expect_bad_input(const std::vector<std::string>& args, std::initializer_list<std::string> parts) {
-    std::string shown;
-    for (const std::string& a : args) shown += " " + a;
-    SCOPED_TRACE("acesim" + shown);
-    const CliRun r = run(args);
-    EXPECT_EQ(r.status, 2) << "stderr: " << r.err;
-    const auto lines = r.err_lines();
-    ASSERT_EQ(lines.size(), 1u) << "stderr: " << r.err;
-    EXPECT_EQ(lines[0].rfind("acesim: error: ", 0), 0u) << lines[0];
-    for (const std::string& p : parts) EXPECT_NE(lines[0].find(p), std::string::npos) << lines[0] << "\nmissing: " << p;
-    EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
-  }
-
-  // A good run: status 0 and nothing on stderr.
-  CliRun expect_ok(const std::vector<std::string>& args) {
-    std::string shown;
-    for (const std::string& a : args) shown += " " + a;
-    SCOPED_TRACE("acesim" + shown);
-    CliRun r = run(args);
-    EXPECT_EQ(r.status, 0) << "stderr: " << r.err;
-    EXPECT_TRUE(r.err.empty()) << "stderr: " << r.err;
-    return r;
-  }
-
   static nlohmann::json parse_json(const std::string& text) {
     try {
       return nlohmann::json::parse(text);
@@ -135,7 +62,7 @@ class EndpointCli : public acesim::test::ScratchDirTest {
   nlohmann::json collective_json(const std::string& bytes, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"collective", "--bytes", bytes, "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
-    const CliRun r = expect_ok(args);
+    const acesim::test::CliRun r = expect_ok(args);
     nlohmann::json j = parse_json(r.out);
     if (!j.contains("results") || j["results"].size() != 1) {
       ADD_FAILURE() << "expected one result:\n" << r.out;
@@ -215,7 +142,7 @@ TEST_F(EndpointCli, MaxChunkBytesRaisesTheChunkCountUnlessChunksIsGiven) {
 }
 
 TEST_F(EndpointCli, TableHasEndpointColumns) {
-  const CliRun sm = expect_ok({"collective", "--bytes", "4MiB", "--executor", "sm"});
+  const acesim::test::CliRun sm = expect_ok({"collective", "--bytes", "4MiB", "--executor", "sm"});
   EXPECT_NE(sm.out.find("executor sm (8 of 80 units)"), std::string::npos) << sm.out;
   EXPECT_NE(sm.out.find("net(GB/s)"), std::string::npos) << sm.out;
   EXPECT_NE(sm.out.find("hbm/net"), std::string::npos) << sm.out;
@@ -225,7 +152,7 @@ TEST_F(EndpointCli, TableHasEndpointColumns) {
   ASSERT_EQ(f.size(), 7u) << rows[0];
   EXPECT_EQ(f[0], "4194304");
   EXPECT_EQ(f[6], "3.50");
-  const CliRun ace = expect_ok({"collective", "--bytes", "4MiB"});
+  const acesim::test::CliRun ace = expect_ok({"collective", "--bytes", "4MiB"});
   EXPECT_NE(ace.out.find("executor ace (4 MiB SRAM)"), std::string::npos) << ace.out;
   EXPECT_NE(ace.out.find("16 chunks of at most 1 MiB"), std::string::npos) << ace.out;
   rows = rows_of(ace.out);
@@ -282,7 +209,7 @@ TEST_F(EndpointCli, CharacterizeTables) {
   const std::vector<std::string> studies = {"units", "hbm", "overlap", "traffic"};
   const std::vector<std::size_t> rows = {10, 12, 9, 8};  // on the default platform
   for (std::size_t i = 0; i < studies.size(); ++i) {
-    const CliRun r = expect_ok({"characterize", studies[i], "--bytes", "4MiB"});
+    const acesim::test::CliRun r = expect_ok({"characterize", studies[i], "--bytes", "4MiB"});
     EXPECT_EQ(r.out.rfind("# acesim characterize " + studies[i] + ": all-reduce of 4 MiB", 0), 0u) << r.out;
     EXPECT_NE(r.out.find("# platform: 64 NPUs"), std::string::npos) << r.out;
     EXPECT_EQ(rows_of(r.out).size(), rows[i]) << r.out;
@@ -365,8 +292,8 @@ TEST_F(EndpointCli, CharacterizeIsDeterministic) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"characterize", "overlap", "--bytes", "4MiB"},
         std::vector<std::string>{"characterize", "units", "--bytes", "4MiB", "--json"}}) {
-    const CliRun a = expect_ok(args);
-    const CliRun b = expect_ok(args);
+    const acesim::test::CliRun a = expect_ok(args);
+    const acesim::test::CliRun b = expect_ok(args);
     EXPECT_FALSE(a.out.empty());
     EXPECT_EQ(a.out, b.out);
   }
