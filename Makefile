@@ -15,7 +15,7 @@ build: deps
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
-	./$(BUILD_DIR)/acesim collective --executor sm
+	./$(BUILD_DIR)/acesim run
 	./$(BUILD_DIR)/acesim collective
 
 test: build
