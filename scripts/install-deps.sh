@@ -6,6 +6,7 @@ packages=(
   cmake g++ make ninja-build pkg-config
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   auto collective = cli::add_collective_command(app);
   auto characterize = cli::add_characterize_command(app);
   auto run = cli::add_run_command(app);
+  auto reproduce = cli::add_reproduce_command(app);
 
   try {
     app.parse(argc, argv);
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("collective")) return collective();
     if (app.got_subcommand("characterize")) return characterize();
     if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("reproduce")) return reproduce();
     return cli::kExitBadInput;
   } catch (const InputError& e) {
     std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());

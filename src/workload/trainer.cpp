@@ -33,6 +33,7 @@ Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collec
   comm_intervals_.resize(n);
   comm_since_.assign(n, 0);
   rank_iteration_end_.assign(n * static_cast<std::size_t>(workload_.iterations), 0);
+  iteration_compute_.assign(n * static_cast<std::size_t>(workload_.iterations), 0);
   layers_.resize(static_cast<std::size_t>(num_layers_));
 }
 
@@ -282,6 +283,7 @@ void Trainer::activity_done(std::uint64_t tag) {
   const TimePs now = sim_.now();
   s.in_kernel = false;
   compute_intervals_[r].push_back({s.kernel_start, now});
+  iteration_compute_[static_cast<std::size_t>(r) * workload_.iterations + s.iteration] += now - s.kernel_start;
   mark_iteration(r, s.iteration, now);
   PassKind pass = PassKind::kForward;
   int layer = s.layer;

@@ -76,6 +76,10 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
   // iteration k; iterations overlap (k+1 starts while k's gradients move).
   const std::vector<TimePs>& iteration_end_ps() const { return iteration_end_; }  // max over ranks
   TimePs finish_ps() const { return finish_; }
+  // Rank r's compute time spent on kernels of iteration `iteration`.
+  TimePs iteration_compute_ps(Rank r, int iteration) const {
+    return iteration_compute_[static_cast<std::size_t>(r) * workload_.iterations + iteration];
+  }
   // Rank r's compute-busy and communication-busy time in [from, to).
   TimePs compute_busy_ps(Rank r, TimePs from, TimePs to) const;
   TimePs comm_busy_ps(Rank r, TimePs from, TimePs to) const;
@@ -153,6 +157,7 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
   std::vector<std::vector<Interval>> comm_intervals_;     // per rank (union of in-flight collectives)
   std::vector<TimePs> comm_since_;                         // per rank: start of the current comm-busy interval
   std::vector<TimePs> rank_iteration_end_;                 // [rank * iterations + it]
+  std::vector<TimePs> iteration_compute_;                  // [rank * iterations + it]
   std::vector<TimePs> iteration_end_;
   std::vector<LayerStats> layers_;
   std::vector<CollectiveRecord> records_;

@@ -35,7 +35,7 @@ struct TrainReport {
   TimePs total_ps = 0;
   TimePs first_iteration_ps = 0;  // end of iteration 0
   TimePs iteration_ps = 0;
-  TimePs compute_ps = 0;       // rank 0's compute stream busy in the measured iteration
+  TimePs compute_ps = 0;       // rank 0's kernels of the measured iteration, as run
   TimePs exposed_comm_ps = 0;  // iteration - compute: waiting for communication
   TimePs comm_ps = 0;          // rank 0 has a collective in flight
   TimePs overlap_ps = 0;       // communication hidden behind compute: comm - exposed

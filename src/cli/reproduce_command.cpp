@@ -1,0 +1,87 @@
+// `acesim reproduce ace-isca21`: the ACE paper's evaluation, on all cores.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "config/input_error.h"
+#include "reproduce/ace_isca21.h"
+
+namespace acesim::cli {
+namespace {
+
+struct Options {
+  std::string study;
+  std::string out = "ace-isca21";
+  int jobs = 0;
+  std::string sizes;
+  std::string workloads;
+  bool no_sensitivity = false;
+  bool no_plots = false;
+  CLI::Option* jobs_option = nullptr;
+};
+
+std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) throw InputError(flag + ": empty item in '" + text + "'");
+    out.push_back(item);
+  }
+  if (out.empty() || text.back() == ',') throw InputError(flag + ": '" + text + "' is not a comma-separated list");
+  return out;
+}
+
+int run(const Options& o) {
+  if (o.study != "ace-isca21") {
+    const std::vector<std::string> names = {"ace-isca21"};
+    throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
+  }
+  ReproOptions r;
+  r.out_dir = o.out;
+  const unsigned cores = std::thread::hardware_concurrency();
+  r.jobs = cores > 0 ? static_cast<int>(cores) : 1;
+  if (o.jobs_option->count() > 0) {
+    if (o.jobs < 1 || o.jobs > 1024) throw InputError("--jobs: must be in 1..1024, got " + std::to_string(o.jobs));
+    r.jobs = o.jobs;
+  }
+  if (!o.sizes.empty()) {
+    r.sizes.clear();
+    for (const std::string& s : split_list("--sizes", o.sizes)) {
+      char* end = nullptr;
+      const long v = std::strtol(s.c_str(), &end, 10);
+      if (*end != '\0' || (v != 16 && v != 32 && v != 64 && v != 128)) {
+        throw InputError("--sizes: '" + s + "' is not one of 16, 32, 64, 128");
+      }
+      r.sizes.push_back(static_cast<int>(v));
+    }
+  }
+  if (!o.workloads.empty()) r.workloads = split_list("--workloads", o.workloads);
+  r.sensitivity = !o.no_sensitivity && std::find(r.sizes.begin(), r.sizes.end(), 64) != r.sizes.end() &&
+                  std::find(r.workloads.begin(), r.workloads.end(), "resnet50") != r.workloads.end();
+  r.plots = !o.no_plots;
+  run_ace_isca21(r, stderr);
+  std::printf("wrote %s/results.csv%s and %s/report.md\n", r.out_dir.c_str(),
+              r.sensitivity ? (", " + r.out_dir + "/sensitivity.csv").c_str() : "", r.out_dir.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_reproduce_command(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("reproduce", "Reproduce a paper's evaluation: ace-isca21 (docs/reproduction.md)");
+  c->add_option("study", o->study, "ace-isca21")->required();
+  c->add_option("--out", o->out, "output directory")->capture_default_str();
+  o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
+  c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
+  c->add_option("--workloads", o->workloads, "from resnet50,gnmt,dlrm (default: all)");
+  c->add_flag("--no-sensitivity", o->no_sensitivity, "skip the sensitivity studies");
+  c->add_flag("--no-plots", o->no_plots, "skip the PNG plots");
+  return [o] { return run(*o); };
+}
+
+}  // namespace acesim::cli
