@@ -31,6 +31,12 @@ CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, Networ
   if (!problem.empty()) throw std::invalid_argument(problem);
 }
 
+void CollectiveEngine::set_representative(Rank rank) {
+  if (!collectives_.empty()) throw std::logic_error("set_representative after collectives were created");
+  if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("representative rank out of range");
+  rep_ = rank;
+}
+
 CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveListener* listener) {
   if (!(req.bytes >= 0.0) || !std::isfinite(req.bytes)) {
     throw std::invalid_argument("collective size must be a finite number of bytes >= 0");
@@ -101,24 +107,34 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
       ph.other_weight.push_back(weight);
       weight *= topo_.dim(d).npus;
     }
-    ph.instances = weight;
+    ph.instances = rep_ >= 0 ? 1 : weight;  // symmetric: the representative's group only
+    ph.full_instances = weight;
     ph.arrived.assign(static_cast<std::size_t>(ph.instances) * c.chunks, 0);
     ph.queue.assign(static_cast<std::size_t>(ph.instances), -1);
     c.phases.push_back(std::move(ph));
   }
-  c.rank_chunks_done.assign(topo_.num_npus(), 0);
-  c.rank_arrived.assign(topo_.num_npus(), 0);
+  c.rank_chunks_done.assign(static_cast<std::size_t>(simulated_ranks()), 0);
+  c.rank_arrived.assign(static_cast<std::size_t>(simulated_ranks()), 0);
   collectives_.push_back(std::move(c));
   return static_cast<CollectiveId>(collectives_.size() - 1);
 }
 
 long long CollectiveEngine::instance_of(const Phase& ph, Rank r) const {
+  if (rep_ >= 0) return 0;
   long long idx = 0;
   for (std::size_t i = 0; i < ph.other_dims.size(); ++i) idx += topo_.coord(r, ph.other_dims[i]) * ph.other_weight[i];
   return idx;
 }
 
 Rank CollectiveEngine::base_rank(const Phase& ph, long long instance) const {
+  if (rep_ >= 0) {
+    // The representative's group: its coordinates on the phase's dimensions set to 0.
+    Rank base = rep_;
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      if (ph.dims_mask & (1u << d)) base -= static_cast<Rank>(topo_.coord(rep_, d)) * topo_.stride(d);
+    }
+    return base;
+  }
   Rank base = 0;
   for (std::size_t i = 0; i < ph.other_dims.size(); ++i) {
     const int d = ph.other_dims[i];
@@ -152,8 +168,11 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   if (id >= collectives_.size()) throw std::logic_error("unknown collective id");
   if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("rank out of range");
   Collective& c = collectives_[id];
-  if (c.rank_arrived[rank]) throw std::logic_error("rank " + std::to_string(rank) + " arrived twice at collective " + c.req.name);
-  c.rank_arrived[rank] = 1;
+  if (rep_ >= 0 && rank != rep_) throw std::logic_error("symmetric simulation: only the representative rank arrives");
+  if (c.rank_arrived[slot(rank)]) {
+    throw std::logic_error("rank " + std::to_string(rank) + " arrived twice at collective " + c.req.name);
+  }
+  c.rank_arrived[slot(rank)] = 1;
   ++c.arrivals;
   c.first_arrival = std::min(c.first_arrival, sim_.now());
   if (c.phases.empty()) {
@@ -164,18 +183,47 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   }
   Phase& ph = c.phases[0];
   const long long g = instance_of(ph, rank);
-  const auto group = static_cast<std::int32_t>(c.specs[0].group_size);
+  const std::int32_t group = needed(c, 0);
   for (int chunk = 0; chunk < c.chunks; ++chunk) {
     if (++ph.arrived[g * c.chunks + chunk] == group) ready(id, 0, g, chunk);
   }
 }
 
 void CollectiveEngine::arrive_all(CollectiveId id) {
+  if (rep_ >= 0) {
+    arrive(id, rep_);
+    return;
+  }
   for (Rank r = 0; r < topo_.num_npus(); ++r) arrive(id, r);
 }
 
+namespace {
+constexpr std::uint64_t kDispatchTag = ~0ULL;
+}  // namespace
+
 void CollectiveEngine::handle_event(std::uint64_t tag) {
+  if (tag == kDispatchTag) {
+    dispatch_pending_ = false;
+    std::vector<std::int32_t> queues;
+    queues.swap(dispatch_queues_);
+    std::sort(queues.begin(), queues.end());
+    for (std::int32_t q : queues) dispatch_marked_[static_cast<std::size_t>(q)] = 0;
+    for (std::int32_t q : queues) dispatch(q);
+    return;
+  }
   rank_finished(static_cast<CollectiveId>(tag >> 32), static_cast<Rank>(tag & 0xffffffffu));
+}
+
+void CollectiveEngine::request_dispatch(std::int32_t q) {
+  if (dispatch_marked_.size() <= static_cast<std::size_t>(q)) dispatch_marked_.resize(queues_.size(), 0);
+  if (!dispatch_marked_[static_cast<std::size_t>(q)]) {
+    dispatch_marked_[static_cast<std::size_t>(q)] = 1;
+    dispatch_queues_.push_back(q);
+  }
+  if (!dispatch_pending_) {
+    dispatch_pending_ = true;
+    sim_.schedule_in(0, this, kDispatchTag, EventPriority::kDefault);
+  }
 }
 
 void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int chunk) {
@@ -197,7 +245,7 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
   std::push_heap(gq.heap.begin(), gq.heap.end(), [](const Waiting& a, const Waiting& b) {
     return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
   });
-  dispatch(q);
+  request_dispatch(q);
 }
 
 bool CollectiveEngine::admit(const Waiting& w) {
@@ -265,8 +313,9 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   running_[slot] = RunningPhase{w.coll, w.phase, w.chunk, w.instance, q};
   ++phases_run_;
   const double bytes = c.chunk_bytes * spec.size_factor;
+  const double replicas = rep_ >= 0 ? static_cast<double>(ph.full_instances) : 1.0;
   if (endpoint_ == nullptr) {
-    net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot);
+    net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, nullptr, replicas);
     return;
   }
   PhaseCost cost;
@@ -278,7 +327,7 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   endpoint_->phase_begin(w.coll, scratch_members_);
   endpoint_->phase_load(cost, scratch_members_, shape, bytes, load_);
   endpoint_->record_traffic(shape, bytes);
-  net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, &load_);
+  net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, &load_, replicas);
 }
 
 void CollectiveEngine::transfer_done(std::uint64_t tag) {
@@ -286,12 +335,12 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
   free_running_.push_back(static_cast<std::uint32_t>(tag));
   --queues_[rp.queue].running;
   advance(rp);
-  dispatch(rp.queue);
+  request_dispatch(rp.queue);
   if (!sram_blocked_.empty() && sram_released_) {
     sram_released_ = false;
     std::vector<std::int32_t> blocked;
     blocked.swap(sram_blocked_);
-    for (std::int32_t q : blocked) dispatch(q);
+    for (std::int32_t q : blocked) request_dispatch(q);
   }
 }
 
@@ -303,8 +352,9 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
   if (endpoint_ != nullptr) endpoint_->phase_end(rp.coll, group);
   const int next = rp.phase + 1;
   if (next < static_cast<int>(c.phases.size())) {
-    const auto size = static_cast<std::int32_t>(c.specs[next].group_size);
+    const std::int32_t size = needed(c, next);
     for (Rank r : group) {
+      if (rep_ >= 0 && r != rep_) continue;
       Phase& nph = collectives_[rp.coll].phases[next];
       const long long g = instance_of(nph, r);
       if (++nph.arrived[g * c.chunks + rp.chunk] == size) ready(rp.coll, next, g, rp.chunk);
@@ -313,18 +363,19 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
   }
   const bool ace = endpoint_ != nullptr && endpoint_->executor() == ExecutorKind::kAce;
   for (Rank r : group) {
+    if (rep_ >= 0 && r != rep_) continue;
     if (ace) {
       endpoint_->sram_release(r, c.footprint);
       sram_released_ = true;
     }
-    if (++collectives_[rp.coll].rank_chunks_done[r] == c.chunks) rank_finished(rp.coll, r);
+    if (++collectives_[rp.coll].rank_chunks_done[slot(r)] == c.chunks) rank_finished(rp.coll, r);
   }
 }
 
 void CollectiveEngine::rank_finished(CollectiveId id, Rank r) {
   Collective& c = collectives_[id];
   ++c.ranks_done;
-  if (c.ranks_done == topo_.num_npus()) c.finish = sim_.now();
+  if (c.ranks_done == simulated_ranks()) c.finish = sim_.now();
   if (c.listener != nullptr) c.listener->collective_done(id, r);
 }
 
@@ -341,18 +392,18 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
     const Collective& c = collectives_[id];
     std::string line = "collective " + std::to_string(id) + " (" + std::string(to_string(c.req.op));
     if (!c.req.name.empty()) line += " '" + c.req.name + "'";
-    line += "): " + std::to_string(c.arrivals) + "/" + std::to_string(topo_.num_npus()) + " ranks arrived, " +
+    line += "): " + std::to_string(c.arrivals) + "/" + std::to_string(simulated_ranks()) + " ranks arrived, " +
             std::to_string(c.ranks_done) + " done";
-    if (c.arrivals < topo_.num_npus()) {
+    if (c.arrivals < simulated_ranks()) {
       line += "; missing ranks";
       int shown = 0;
-      for (Rank r = 0; r < topo_.num_npus() && shown < 8; ++r) {
-        if (!c.rank_arrived[r]) {
+      for (Rank r = 0; r < simulated_ranks() && shown < 8; ++r) {
+        if (!c.rank_arrived[static_cast<std::size_t>(r)]) {
           line += " " + std::to_string(r);
           ++shown;
         }
       }
-      if (topo_.num_npus() - c.arrivals > shown) line += " ...";
+      if (simulated_ranks() - c.arrivals > shown) line += " ...";
     }
     for (std::size_t p = 0; p < c.phases.size(); ++p) {
       const Phase& ph = c.phases[p];

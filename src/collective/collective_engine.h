@@ -53,6 +53,14 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   CollectiveEngine(const CollectiveEngine&) = delete;
   CollectiveEngine& operator=(const CollectiveEngine&) = delete;
 
+  // Symmetric simulation: only the groups that contain `rank` are simulated
+  // and only `rank` arrives and finishes; every other rank is taken to do
+  // exactly the same (docs/performance.md, "Symmetry"). Call before create().
+  void set_representative(Rank rank);
+  Rank representative() const { return rep_; }
+  // Ranks simulated: 1 in symmetric mode, else all.
+  Rank simulated_ranks() const { return rep_ >= 0 ? 1 : topo_.num_npus(); }
+
   // Throws std::invalid_argument for bad dimensions, sizes or an algorithm
   // that cannot run on a group the request produces.
   CollectiveId create(const CollectiveRequest& req, CollectiveListener* listener = nullptr);
@@ -60,7 +68,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   void arrive(CollectiveId id, Rank rank);
   void arrive_all(CollectiveId id);
 
-  bool finished(CollectiveId id) const { return collectives_[id].ranks_done == topo_.num_npus(); }
+  bool finished(CollectiveId id) const { return collectives_[id].ranks_done == simulated_ranks(); }
   TimePs first_arrival(CollectiveId id) const { return collectives_[id].first_arrival; }
   TimePs finish_time(CollectiveId id) const { return collectives_[id].finish; }
   std::size_t num_collectives() const { return collectives_.size(); }
@@ -82,7 +90,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     std::uint32_t dims_mask = 0;
     std::vector<int> other_dims;            // dimensions that separate groups
     std::vector<long long> other_weight;    // instance index = sum coord x weight
-    long long instances = 0;
+    long long instances = 0;       // simulated groups (1 in symmetric mode)
+    long long full_instances = 0;  // groups in the full system
     std::vector<std::int32_t> arrived;      // [instance * chunks + chunk]
     std::vector<std::int32_t> queue;        // queue index per instance, -1 until used
   };
@@ -124,10 +133,18 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   };
 
   long long instance_of(const Phase& ph, Rank r) const;
+  std::size_t slot(Rank r) const { return rep_ >= 0 ? 0 : static_cast<std::size_t>(r); }
+  std::int32_t needed(const Collective& c, int phase) const {
+    return rep_ >= 0 ? 1 : static_cast<std::int32_t>(c.specs[phase].group_size);
+  }
   Rank base_rank(const Phase& ph, long long instance) const;
   void members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const;
   void ready(CollectiveId id, int phase, long long instance, int chunk);
   void dispatch(std::int32_t queue);
+  // Dispatching waits until every completion and arrival of the current
+  // instant has been applied, so that what runs next does not depend on the
+  // order of simultaneous events (and a symmetric run equals a full one).
+  void request_dispatch(std::int32_t queue);
   void launch(const Waiting& w, std::int32_t queue);
   void advance(const RunningPhase& rp);
   void rank_finished(CollectiveId id, Rank r);
@@ -149,8 +166,12 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::vector<Rank> scratch_members_;
   std::vector<Rank> scratch_advance_;
   EndpointLoad load_;
+  Rank rep_ = -1;
   std::vector<std::int32_t> sram_blocked_;  // queues waiting for ACE SRAM
   std::vector<Waiting> skipped_;
+  std::vector<std::int32_t> dispatch_queues_;
+  std::vector<std::uint8_t> dispatch_marked_;  // per queue
+  bool dispatch_pending_ = false;
   bool sram_released_ = false;
   std::uint64_t phases_run_ = 0;
 };

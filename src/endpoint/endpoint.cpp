@@ -1,6 +1,7 @@
 #include "endpoint/endpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace acesim {
@@ -61,6 +62,7 @@ void Endpoint::phase_load(const PhaseCost& cost, std::span<const Rank> members, 
   out.priority_class = comm_class();
   if (cfg_.executor == ExecutorKind::kIdeal) return;
   for (std::size_t i = 0; i < members.size(); ++i) {
+    if (!simulated(members[i])) continue;
     Npu& n = npu(members[i]);
     const double sent = shape.originated[i] * phase_bytes;
     const double received = shape.terminated[i] * phase_bytes;
@@ -89,6 +91,7 @@ void Endpoint::phase_load(const PhaseCost& cost, std::span<const Rank> members, 
 
 void Endpoint::record_traffic(const TransferShape& shape, double phase_bytes) {
   for (const NpuLinkTraffic& t : shape.link_traffic) {
+    if (!simulated(t.rank)) continue;
     NpuStats& s = npu(t.rank).stats;
     s.sent_per_dim[t.dim] += t.sent * phase_bytes;
     s.received_per_dim[t.dim] += t.received * phase_bytes;
@@ -111,6 +114,7 @@ void Endpoint::set_units(Rank, Npu& n, int requested) {
 void Endpoint::phase_begin(std::uint32_t collective, std::span<const Rank> members) {
   if (cfg_.executor != ExecutorKind::kSm) return;
   for (Rank r : members) {
+    if (!simulated(r)) continue;
     const std::uint64_t key = (static_cast<std::uint64_t>(collective) << 32) | static_cast<std::uint32_t>(r);
     if (++running_[key] == 1) {
       Npu& n = npu(r);
@@ -122,6 +126,7 @@ void Endpoint::phase_begin(std::uint32_t collective, std::span<const Rank> membe
 void Endpoint::phase_end(std::uint32_t collective, std::span<const Rank> members) {
   if (cfg_.executor != ExecutorKind::kSm) return;
   for (Rank r : members) {
+    if (!simulated(r)) continue;
     const std::uint64_t key = (static_cast<std::uint64_t>(collective) << 32) | static_cast<std::uint32_t>(r);
     auto it = running_.find(key);
     if (it == running_.end()) throw std::logic_error("endpoint: phase_end without phase_begin");
@@ -136,9 +141,11 @@ void Endpoint::phase_end(std::uint32_t collective, std::span<const Rank> members
 bool Endpoint::sram_try_reserve(std::span<const Rank> members, double bytes) {
   const double cap = static_cast<double>(cfg_.ace.sram_bytes);
   for (Rank r : members) {
-    if (npu(r).sram_used + bytes > cap) return false;
+    if (simulated(r) && npu(r).sram_used + bytes > cap) return false;
   }
-  for (Rank r : members) npu(r).sram_used += bytes;
+  for (Rank r : members) {
+    if (simulated(r)) npu(r).sram_used += bytes;
+  }
   return true;
 }
 
@@ -149,13 +156,25 @@ void Endpoint::sram_release(Rank r, double bytes) {
 
 double Endpoint::sram_free(Rank r) { return static_cast<double>(cfg_.ace.sram_bytes) - npu(r).sram_used; }
 
+void Endpoint::set_compute_slowdown(Rank r, double factor) {
+  if (!(factor > 0.0) || !std::isfinite(factor)) throw std::invalid_argument("compute slowdown must be > 0");
+  slowdown_[r] = factor;
+}
+
 double Endpoint::isolated_seconds(const Kernel& k) const {
   if (k.time_ps >= 0) return ps_to_seconds(k.time_ps);
   return std::max(k.flops / cfg_.peak_flops(), k.hbm_bytes / (cfg_.hbm_GBps * 1e9));
 }
 
-ActivityId Endpoint::start_kernel(Rank r, const Kernel& k, ActivityListener* listener, std::uint64_t tag) {
+ActivityId Endpoint::start_kernel(Rank r, const Kernel& k_in, ActivityListener* listener, std::uint64_t tag) {
   Npu& n = npu(r);
+  Kernel k = k_in;
+  if (const auto it = slowdown_.find(r); it != slowdown_.end()) {
+    // A straggler does the same work more slowly: as if there were more of it.
+    k.flops *= it->second;
+    k.hbm_bytes *= it->second;
+    if (k.time_ps >= 0) k.time_ps = static_cast<TimePs>(std::llround(static_cast<double>(k.time_ps) * it->second));
+  }
   double flops = k.flops;
   double hbm = k.hbm_bytes;
   if (k.time_ps >= 0) {

@@ -60,6 +60,12 @@ class Endpoint {
   Endpoint& operator=(const Endpoint&) = delete;
 
   const NpuConfig& config() const { return cfg_; }
+  // Symmetric simulation: only `rank`'s resources and statistics exist;
+  // every other member of a group is taken to behave the same.
+  void set_representative(Rank rank) { rep_ = rank; }
+  bool simulated(Rank r) const { return rep_ < 0 || r == rep_; }
+  // A straggler: rank r's kernels do `factor` times the work (factor > 0).
+  void set_compute_slowdown(Rank r, double factor);
   ExecutorKind executor() const { return cfg_.executor; }
 
   // ---- communication, called by the collective engine ----
@@ -118,6 +124,8 @@ class Endpoint {
   std::vector<std::int32_t> index_;  // rank -> position in npus_, -1 until touched
   std::vector<Npu> npus_;
   std::unordered_map<std::uint64_t, std::int32_t> running_;  // (collective, rank) -> running phases
+  std::unordered_map<Rank, double> slowdown_;
+  Rank rep_ = -1;
   std::vector<Usage> scratch_;
 };
 

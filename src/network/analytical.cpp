@@ -16,8 +16,8 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler, pri
   std::string_view name() const override { return "analytical"; }
 
   void start(const TransferShape& shape, double bytes, TimePs overhead_ps, TransferListener* listener,
-             std::uint64_t tag, const EndpointLoad* endpoint) override {
-    account(shape, bytes);
+             std::uint64_t tag, const EndpointLoad* endpoint, double replicas) override {
+    account(shape, bytes * replicas);
     std::uint32_t slot;
     if (!free_.empty()) {
       slot = free_.back();

@@ -25,8 +25,8 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
   std::string_view name() const override { return "fluid"; }
 
   void start(const TransferShape& shape, double bytes, TimePs overhead_ps, TransferListener* listener,
-             std::uint64_t tag, const EndpointLoad* endpoint) override {
-    account(shape, bytes);
+             std::uint64_t tag, const EndpointLoad* endpoint, double replicas) override {
+    account(shape, bytes * replicas);
     const Cached& c = cached(shape);
     std::uint32_t slot;
     if (!free_.empty()) {
@@ -112,6 +112,10 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
       c.latency_ps += st.repeat * st.max_latency_ps;
       std::vector<Usage> su;
       for (const LinkLoad& l : st.loads) {
+        if (rep_ >= 0) {
+          const Link link = topo_.link(l.link);
+          if (link.src != rep_ && !(link.src < 0 && link.dst == rep_)) continue;
+        }
         auto [it, inserted] = total.emplace(l.link, 0.0);
         if (inserted) order.push_back(l.link);
         it->second += st.scale_sum * l.bytes_per_byte;

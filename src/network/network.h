@@ -67,13 +67,22 @@ class NetworkBackend {
   // Moves `bytes` of phase data through `shape`; `per_step_overhead_ps` is
   // added to every step; `endpoint` (may be null) adds endpoint resources.
   // Calls listener->transfer_done(tag) later, never from inside start().
+  // `replicas`: how many identical transfers this one stands for (symmetric
+  // simulation runs one group per dimension for all of them); it scales the
+  // byte counts only.
   virtual void start(const TransferShape& shape, double bytes, TimePs per_step_overhead_ps,
-                     TransferListener* listener, std::uint64_t tag, const EndpointLoad* endpoint = nullptr) = 0;
+                     TransferListener* listener, std::uint64_t tag, const EndpointLoad* endpoint = nullptr,
+                     double replicas = 1.0) = 0;
+  // Symmetric simulation: transfers use only the links `rank` owns (its
+  // out-links, and its switch down-links). In a symmetric pattern every
+  // member's links carry the same loads, so the shared rates are the same.
+  void set_representative(Rank rank) { rep_ = rank; }
   // Bytes carried by the links of each dimension so far (sum over links).
   const std::vector<double>& link_bytes_per_dim() const { return bytes_per_dim_; }
 
  protected:
   void account(const TransferShape& shape, double bytes);
+  Rank rep_ = -1;
   // Appends endpoint demands as usage per unit of `work` (work > 0).
   static void append_endpoint_usage(const EndpointLoad* endpoint, double work, std::vector<Usage>& out);
   std::vector<double> bytes_per_dim_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "collective/collective_engine.h"
 #include "config/platform.h"
@@ -15,12 +16,26 @@
 
 namespace acesim {
 
+// Why this platform's collectives are not symmetric across ranks (the flat
+// plan over several dimensions, the double binary tree: members play
+// different roles), or an empty string when one representative rank stands
+// for all (docs/performance.md, "Symmetry").
+std::string asymmetry_reason(const PlatformConfig& config);
+
 struct PlatformInstance {
-  explicit PlatformInstance(const PlatformConfig& config)
+  // `symmetric`: simulate rank 0 only (the caller has checked
+  // asymmetry_reason() and that the workload is the same on every rank).
+  PlatformInstance(const PlatformConfig& config, bool symmetric)
       : topology(config.dims),
         network(make_network(config.network, sim, topology)),
         endpoint(sim, topology, config.npu),
-        collectives(sim, topology, *network, config.collectives, &endpoint) {}
+        collectives(sim, topology, *network, config.collectives, &endpoint) {
+    if (symmetric) {
+      network->set_representative(0);
+      endpoint.set_representative(0);
+      collectives.set_representative(0);
+    }
+  }
   PlatformInstance(const PlatformInstance&) = delete;
   PlatformInstance& operator=(const PlatformInstance&) = delete;
 

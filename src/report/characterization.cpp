@@ -45,15 +45,14 @@ struct KernelTimes : ActivityListener {
 // Returns (kernel end, collective end), -1 for what was not run.
 std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* kernel, const CollectiveRequestSpec* req,
                                        std::uint64_t bytes) {
-  PlatformInstance pi(p);
+  PlatformInstance pi(p, req != nullptr ? (!req->full && asymmetry_reason(p).empty()) : asymmetry_reason(p).empty());
   Simulation& sim = pi.sim;
-  const Topology& topo = pi.topology;
   Endpoint& endpoint = pi.endpoint;
   CollectiveEngine& engine = pi.collectives;
   KernelTimes kt;
   kt.sim = &sim;
   if (kernel != nullptr) {
-    for (Rank r = 0; r < topo.num_npus(); ++r) endpoint.start_kernel(r, *kernel, &kt, static_cast<std::uint64_t>(r));
+    for (Rank r = 0; r < engine.simulated_ranks(); ++r) endpoint.start_kernel(r, *kernel, &kt, static_cast<std::uint64_t>(r));
   }
   CollectiveId id = 0;
   if (req != nullptr) {

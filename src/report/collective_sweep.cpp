@@ -12,7 +12,9 @@
 namespace acesim {
 
 CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
-  PlatformInstance pi(platform);
+  const std::string asymmetry = asymmetry_reason(platform);
+  const bool symmetric = !req.full && asymmetry.empty();
+  PlatformInstance pi(platform, symmetric);
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
   Endpoint& endpoint = pi.endpoint;
@@ -46,13 +48,15 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.link_bytes_per_dim = pi.network->link_bytes_per_dim();
   res.executor = platform.npu.executor;
   res.chunks = engine.chunks(id);
+  res.simulated_ranks = engine.simulated_ranks();
+  res.simulation = symmetric ? "symmetric" : req.full ? "full (--full)" : "full: " + asymmetry;
   endpoint.settle();
   res.hbm_bytes = 0.0;
   res.network_bytes = 0.0;
   res.comm_unit_seconds = 0.0;
   res.network_bytes_per_dim.assign(topo.num_dims(), 0.0);
   res.network_bytes_received_per_dim.assign(topo.num_dims(), 0.0);
-  for (Rank rank = 0; rank < topo.num_npus(); ++rank) {
+  for (Rank rank = 0; rank < engine.simulated_ranks(); ++rank) {
     const NpuStats& st = endpoint.stats(rank);
     res.hbm_bytes += st.hbm_bytes_comm;
     res.comm_unit_seconds += st.comm_unit_seconds;
@@ -61,7 +65,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
       res.network_bytes_received_per_dim[d] += st.received_per_dim[d];
     }
   }
-  const double n = static_cast<double>(topo.num_npus());
+  const double n = static_cast<double>(engine.simulated_ranks());
   res.hbm_bytes /= n;
   res.comm_unit_seconds /= n;
   for (double& b : res.network_bytes_per_dim) {
@@ -121,6 +125,10 @@ std::string format_table(const PlatformConfig& platform, const CollectiveRequest
   }
   out += fmt::format("# acesim collective: {} ({} plan: {})\n", to_string(req.op), to_string(oc.plan), algs);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
+  if (!results.empty()) {
+    out += fmt::format("# simulated {} of {} ranks: {}\n", results[0].simulated_ranks,
+                       static_cast<long long>(Topology(platform.dims).num_npus()), results[0].simulation);
+  }
   if (!req.dims.empty()) {
     std::string d;
     for (std::size_t i = 0; i < req.dims.size(); ++i) d += (i ? "," : "") + std::to_string(req.dims[i]);
@@ -153,7 +161,9 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"network_bytes_received_per_dim", r.network_bytes_received_per_dim},
                    {"network_GBps", r.network_GBps()},
                    {"hbm_bytes_per_network_byte", r.hbm_per_network_byte()},
-                   {"comm_unit_seconds", r.comm_unit_seconds}});
+                   {"comm_unit_seconds", r.comm_unit_seconds},
+                   {"simulated_ranks", r.simulated_ranks},
+                   {"simulation", r.simulation}});
   }
   return {{"platform", platform.source},
           {"backend", std::string(to_string(platform.network.backend))},

@@ -22,6 +22,7 @@ class SimulationStuck : public std::runtime_error {
 struct CollectiveRequestSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::vector<int> dims;  // empty: all
+  bool full = false;      // simulate every rank even when one could stand for all
 };
 
 struct CollectiveResult {
@@ -35,6 +36,8 @@ struct CollectiveResult {
   std::vector<double> link_bytes_per_dim;
   ExecutorKind executor;
   int chunks;  // as run (max_chunk_bytes may raise the configured count)
+  long long simulated_ranks;  // 1 when symmetric
+  std::string simulation;     // "symmetric", or "full" with the reason
   // Per NPU, averaged over all NPUs:
   double hbm_bytes;                    // HBM traffic caused by communication
   double network_bytes;                // bytes put on links, all dimensions

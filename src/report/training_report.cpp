@@ -30,6 +30,7 @@ std::string format_training(const TrainReport& r, const PlatformConfig& platform
   out += fmt::format("# acesim run: {} ({}), {} iteration(s), executor {}\n", r.workload, r.parallelism, r.iterations,
                      to_string(r.executor));
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
+  out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
   const double it = static_cast<double>(r.iteration_ps);
   out += fmt::format("iteration time        {:>14.3f} us   (steady state; the first iteration ended at {:.3f} us)\n",
                      us(r.iteration_ps), us(r.first_iteration_ps));
@@ -70,6 +71,7 @@ std::string format_comparison(const std::vector<TrainReport>& runs, const Platfo
   if (runs.empty()) return out;
   out += fmt::format("# acesim run: {} ({}), {} iteration(s)\n", runs[0].workload, runs[0].parallelism, runs[0].iterations);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
+  out += fmt::format("# simulated {} of {} ranks: {}\n", runs[0].simulated_ranks, runs[0].npus, runs[0].simulation);
   out += fmt::format("# {:<28}", "");
   for (const TrainReport& r : runs) out += fmt::format(" {:>16}", to_string(r.executor));
   out += "\n";
@@ -130,6 +132,8 @@ nlohmann::json training_json(const TrainReport& r) {
           {"platform", r.platform},
           {"executor", std::string(to_string(r.executor))},
           {"npus", r.npus},
+          {"simulated_ranks", r.simulated_ranks},
+          {"simulation", r.simulation},
           {"iterations", r.iterations},
           {"iteration_time_ns", ps_to_ns(r.iteration_ps)},
           {"first_iteration_ns", ps_to_ns(r.first_iteration_ps)},

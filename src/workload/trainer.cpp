@@ -13,7 +13,9 @@ Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collec
       endpoint_(endpoint),
       workload_(workload),
       options_(options),
-      num_layers_(static_cast<int>(workload.layers.size())) {
+      num_layers_(static_cast<int>(workload.layers.size())),
+      sim_ranks_(collectives.simulated_ranks()) {
+  if (collectives.representative() > 0) throw std::invalid_argument("symmetric training runs rank 0 as the representative");
   if (workload_.layers.empty()) throw std::invalid_argument("workload has no layers");
   if (workload_.iterations < 1) throw std::invalid_argument("workload needs at least one iteration");
   for (const Layer& l : workload_.layers) {
@@ -24,7 +26,7 @@ Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collec
       if (j < 0 || j >= num_layers_) throw std::invalid_argument("layer " + l.name + ": recomputes a layer that does not exist");
     }
   }
-  const auto n = static_cast<std::size_t>(topo_.num_npus());
+  const auto n = static_cast<std::size_t>(sim_ranks_);
   const auto cells = n * static_cast<std::size_t>(num_layers_);
   ranks_.resize(n);
   gate_pending_.assign(cells, 0);
@@ -49,7 +51,7 @@ bool Trainer::gate_open(Rank r, int layer) const {
 }
 
 void Trainer::start() {
-  for (Rank r = 0; r < topo_.num_npus(); ++r) advance(r);
+  for (Rank r = 0; r < sim_ranks_; ++r) advance(r);
 }
 
 void Trainer::run_kernel(Rank r, const Kernel& k) {
@@ -260,9 +262,9 @@ void Trainer::advance(Rank r) {
         s.step = Step::kDone;
         ++ranks_done_;
         finish_ = std::max(finish_, now);
-        if (ranks_done_ == topo_.num_npus()) {
+        if (ranks_done_ == sim_ranks_) {
           iteration_end_.assign(workload_.iterations, 0);
-          for (Rank q = 0; q < topo_.num_npus(); ++q) {
+          for (Rank q = 0; q < sim_ranks_; ++q) {
             for (int i = 0; i < workload_.iterations; ++i) {
               iteration_end_[i] = std::max(iteration_end_[i], rank_iteration_end_[static_cast<std::size_t>(q) * workload_.iterations + i]);
             }
@@ -378,7 +380,7 @@ TimePs Trainer::comm_busy_ps(Rank r, TimePs from, TimePs to) const {
 
 std::vector<std::string> Trainer::stuck_report() const {
   std::vector<std::string> lines;
-  for (Rank r = 0; r < topo_.num_npus() && lines.size() < 8; ++r) {
+  for (Rank r = 0; r < sim_ranks_ && lines.size() < 8; ++r) {
     const RankState& s = ranks_[r];
     if (s.step == Step::kDone) continue;
     lines.push_back("rank " + std::to_string(r) + " stuck in iteration " + std::to_string(s.iteration) + " at layer " +

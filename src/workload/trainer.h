@@ -28,6 +28,10 @@ namespace acesim {
 
 struct TrainOptions {
   int trace_ranks = 0;  // record timeline events for ranks 0 .. trace_ranks-1
+  bool full = false;    // simulate every rank even when one could stand for all
+  // Stragglers: rank -> factor by which its kernels are slower. Any makes the
+  // run asymmetric (simulated in full).
+  std::vector<std::pair<Rank, double>> stragglers;
 };
 
 // One span on a rank's timeline, for traces and per-layer tables.
@@ -68,7 +72,8 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
 
   // Starts every rank at the current time.
   void start();
-  bool finished() const { return ranks_done_ == topo_.num_npus(); }
+  bool finished() const { return ranks_done_ == sim_ranks_; }
+  Rank simulated_ranks() const { return sim_ranks_; }
   std::vector<std::string> stuck_report() const;
 
   // Results (valid once finished). Iteration k ends when every rank has
@@ -141,6 +146,7 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
   const Workload& workload_;
   TrainOptions options_;
   int num_layers_;
+  Rank sim_ranks_;  // 1 (rank 0) in symmetric simulation, else all ranks
 
   std::vector<RankState> ranks_;
   // Per (rank, layer), the forward gate: non-blocking collectives the

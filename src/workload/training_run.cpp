@@ -21,7 +21,17 @@ double npu_link_capacity_Bps(const DimensionSpec& d) {
 }
 
 TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options) {
-  PlatformInstance pi(platform);
+  std::string asymmetry = asymmetry_reason(platform);
+  if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
+  const bool symmetric = !options.full && asymmetry.empty();
+  PlatformInstance pi(platform, symmetric);
+  for (const auto& [rank, factor] : options.stragglers) {
+    if (rank < 0 || rank >= pi.topology.num_npus()) {
+      throw std::invalid_argument("straggler rank " + std::to_string(rank) + " does not exist (0.." +
+                                  std::to_string(pi.topology.num_npus() - 1) + ")");
+    }
+    pi.endpoint.set_compute_slowdown(rank, factor);
+  }
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
   Endpoint& endpoint = pi.endpoint;
@@ -42,6 +52,8 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.platform = platform.source;
   rep.executor = platform.npu.executor;
   rep.npus = topo.num_npus();
+  rep.simulated_ranks = trainer.simulated_ranks();
+  rep.simulation = symmetric ? "symmetric" : options.full ? "full (--full)" : "full: " + asymmetry;
   rep.iterations = workload.iterations;
   rep.events = sim.stats().events + sim.stats().completions;
   const std::vector<TimePs>& ends = trainer.iteration_end_ps();
@@ -58,9 +70,9 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.overlap_ps = std::max<TimePs>(0, rep.comm_ps - rep.exposed_comm_ps);
 
   const double seconds = ps_to_seconds(rep.total_ps);
-  const double n = static_cast<double>(topo.num_npus());
+  const double n = static_cast<double>(trainer.simulated_ranks());
   rep.network_bytes_per_dim.assign(topo.num_dims(), 0.0);
-  for (Rank r = 0; r < topo.num_npus(); ++r) {
+  for (Rank r = 0; r < trainer.simulated_ranks(); ++r) {
     const NpuStats& st = endpoint.stats(r);
     for (int d = 0; d < topo.num_dims(); ++d) rep.network_bytes_per_dim[d] += st.sent_per_dim[d] / n;
     rep.hbm_bytes_compute += st.hbm_bytes_compute / n;

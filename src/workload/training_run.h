@@ -26,6 +26,8 @@ struct TrainReport {
   std::string platform;
   ExecutorKind executor = ExecutorKind::kIdeal;
   long long npus = 0;
+  long long simulated_ranks = 0;  // 1 when symmetric
+  std::string simulation;         // "symmetric", or "full" with the reason
   int iterations = 0;
   // Iteration k ends when its last computation and its last collective (plus
   // update) are done on every NPU. The measured iteration is the steady
