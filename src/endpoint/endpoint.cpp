@@ -18,6 +18,27 @@ double NpuStats::received() const {
   return s;
 }
 
+void NpuStatsMean::add(const NpuStats& s) {
+  ++count;
+  const double k = static_cast<double>(count);
+  auto step = [k](double& mean, double x) { mean += (x - mean) / k; };
+  step(hbm_bytes_compute, s.hbm_bytes_compute);
+  step(hbm_bytes_comm, s.hbm_bytes_comm);
+  step(comm_unit_seconds, s.comm_unit_seconds);
+  if (sent_per_dim.size() < s.sent_per_dim.size()) sent_per_dim.resize(s.sent_per_dim.size(), 0.0);
+  if (received_per_dim.size() < s.received_per_dim.size()) received_per_dim.resize(s.received_per_dim.size(), 0.0);
+  for (std::size_t d = 0; d < s.sent_per_dim.size(); ++d) step(sent_per_dim[d], s.sent_per_dim[d]);
+  for (std::size_t d = 0; d < s.received_per_dim.size(); ++d) step(received_per_dim[d], s.received_per_dim[d]);
+}
+
+NpuStatsMean Endpoint::mean_stats(Rank ranks) {
+  NpuStatsMean m;
+  m.sent_per_dim.assign(topo_.num_dims(), 0.0);
+  m.received_per_dim.assign(topo_.num_dims(), 0.0);
+  for (Rank r = 0; r < ranks; ++r) m.add(stats(r));
+  return m;
+}
+
 Endpoint::Endpoint(Simulation& sim, const Topology& topo, NpuConfig cfg)
     : sim_(sim), topo_(topo), cfg_(std::move(cfg)) {
   const std::string problem = validate(cfg_);

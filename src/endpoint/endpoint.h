@@ -52,6 +52,18 @@ struct NpuStats {
   double received() const;
 };
 
+// Statistics averaged over NPUs. A running mean, exact when every NPU has the
+// same value, so a symmetric simulation's one NPU equals the full average.
+struct NpuStatsMean {
+  double hbm_bytes_compute = 0.0;
+  double hbm_bytes_comm = 0.0;
+  std::vector<double> sent_per_dim;
+  std::vector<double> received_per_dim;
+  double comm_unit_seconds = 0.0;
+  long long count = 0;
+  void add(const NpuStats& s);
+};
+
 class Endpoint {
  public:
   // Throws std::invalid_argument when the NPU configuration is invalid.
@@ -96,6 +108,8 @@ class Endpoint {
   // Compute units held by communication on `r` now.
   int units_held(Rank r);
   std::size_t npus_touched() const { return npus_.size(); }
+  // The mean over ranks 0 .. ranks-1 (the simulated ones).
+  NpuStatsMean mean_stats(Rank ranks);
 
  private:
   static constexpr ResourceId kNone = std::numeric_limits<ResourceId>::max();

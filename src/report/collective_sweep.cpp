@@ -51,28 +51,13 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.simulated_ranks = engine.simulated_ranks();
   res.simulation = symmetric ? "symmetric" : req.full ? "full (--full)" : "full: " + asymmetry;
   endpoint.settle();
-  res.hbm_bytes = 0.0;
+  const NpuStatsMean mean = endpoint.mean_stats(engine.simulated_ranks());
+  res.hbm_bytes = mean.hbm_bytes_comm;
+  res.comm_unit_seconds = mean.comm_unit_seconds;
+  res.network_bytes_per_dim = mean.sent_per_dim;
+  res.network_bytes_received_per_dim = mean.received_per_dim;
   res.network_bytes = 0.0;
-  res.comm_unit_seconds = 0.0;
-  res.network_bytes_per_dim.assign(topo.num_dims(), 0.0);
-  res.network_bytes_received_per_dim.assign(topo.num_dims(), 0.0);
-  for (Rank rank = 0; rank < engine.simulated_ranks(); ++rank) {
-    const NpuStats& st = endpoint.stats(rank);
-    res.hbm_bytes += st.hbm_bytes_comm;
-    res.comm_unit_seconds += st.comm_unit_seconds;
-    for (int d = 0; d < topo.num_dims(); ++d) {
-      res.network_bytes_per_dim[d] += st.sent_per_dim[d];
-      res.network_bytes_received_per_dim[d] += st.received_per_dim[d];
-    }
-  }
-  const double n = static_cast<double>(engine.simulated_ranks());
-  res.hbm_bytes /= n;
-  res.comm_unit_seconds /= n;
-  for (double& b : res.network_bytes_per_dim) {
-    b /= n;
-    res.network_bytes += b;
-  }
-  for (double& b : res.network_bytes_received_per_dim) b /= n;
+  for (double b : res.network_bytes_per_dim) res.network_bytes += b;
   return res;
 }
 

@@ -70,15 +70,11 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.overlap_ps = std::max<TimePs>(0, rep.comm_ps - rep.exposed_comm_ps);
 
   const double seconds = ps_to_seconds(rep.total_ps);
-  const double n = static_cast<double>(trainer.simulated_ranks());
-  rep.network_bytes_per_dim.assign(topo.num_dims(), 0.0);
-  for (Rank r = 0; r < trainer.simulated_ranks(); ++r) {
-    const NpuStats& st = endpoint.stats(r);
-    for (int d = 0; d < topo.num_dims(); ++d) rep.network_bytes_per_dim[d] += st.sent_per_dim[d] / n;
-    rep.hbm_bytes_compute += st.hbm_bytes_compute / n;
-    rep.hbm_bytes_comm += st.hbm_bytes_comm / n;
-    rep.comm_unit_seconds += st.comm_unit_seconds / n;
-  }
+  const NpuStatsMean mean = endpoint.mean_stats(trainer.simulated_ranks());
+  rep.network_bytes_per_dim = mean.sent_per_dim;
+  rep.hbm_bytes_compute = mean.hbm_bytes_compute;
+  rep.hbm_bytes_comm = mean.hbm_bytes_comm;
+  rep.comm_unit_seconds = mean.comm_unit_seconds;
   for (int d = 0; d < topo.num_dims(); ++d) {
     const double cap = npu_link_capacity_Bps(topo.dim(d)) * seconds;
     rep.network_utilization_per_dim.push_back(cap > 0.0 ? rep.network_bytes_per_dim[d] / cap : 0.0);
