@@ -43,6 +43,7 @@ int run(const Options& o) {
   const PlatformConfig platform = load_platform(o.platform);
   CollectiveRequestSpec req;
   req.op = parse_op_option(o.op);
+  req.full = o.platform.full;
   const std::uint64_t bytes = parse_size_option("--bytes", o.bytes);
   if (bytes == 0) throw InputError("--bytes: must be > 0");
   const Kernel kernel = parse_gemm(o.gemm);

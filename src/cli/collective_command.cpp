@@ -37,6 +37,7 @@ int run(const Options& o) {
   const PlatformConfig platform = load_platform(o.platform);
   CollectiveRequestSpec req;
   req.op = parse_op_option(o.op);
+  req.full = o.platform.full;
   if (o.dims_given) {
     if (o.dims.empty()) throw InputError("--dims: empty list (give dimensions like 0,2, or leave --dims out for all)");
     std::stringstream ss(o.dims);

@@ -25,6 +25,7 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
                   "communication executor: ideal | sm | ace (overrides the platform; ASTRA-sim inputs default to ideal)")
       ->check(non_empty());
   o.chunks_option = app->add_option("--chunks", o.chunks, "chunks per collective (overrides the platform)");
+  app->add_flag("--full", o.full, "simulate every rank, even when one representative rank could stand for all");
 }
 
 CollectiveOp parse_op_option(const std::string& text) {

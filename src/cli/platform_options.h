@@ -20,6 +20,7 @@ struct PlatformOptions {
   std::string executor;
   int chunks = 0;
   CLI::Option* chunks_option = nullptr;
+  bool full = false;  // simulate every rank even when one could stand for all
 };
 
 void add_platform_options(CLI::App* app, PlatformOptions& o);

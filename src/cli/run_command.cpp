@@ -29,6 +29,7 @@ struct Options {
   std::string csv;
   std::string trace;
   int trace_npus = 4;
+  std::vector<std::string> stragglers;
   CLI::Option* batch_option = nullptr;
   CLI::Option* iterations_option = nullptr;
   CLI::Option* trace_npus_option = nullptr;
@@ -131,11 +132,36 @@ int run(const Options& o) {
   const Workload workload = load_workload(o, platform, topo);
   TrainOptions to;
   to.trace_ranks = o.trace.empty() ? 0 : o.trace_npus;
+  to.full = o.platform.full;
+  for (const std::string& s : o.stragglers) {
+    const std::size_t eq = s.find('=');
+    const std::string rank_text = eq == std::string::npos ? std::string() : s.substr(0, eq);
+    const std::string factor_text = eq == std::string::npos ? std::string() : s.substr(eq + 1);
+    char* end1 = nullptr;
+    char* end2 = nullptr;
+    const long rank = std::strtol(rank_text.c_str(), &end1, 10);
+    const double factor = std::strtod(factor_text.c_str(), &end2);
+    if (rank_text.empty() || factor_text.empty() || *end1 != '\0' || *end2 != '\0') {
+      throw InputError("--straggler: '" + s + "' is not RANK=FACTOR (e.g. 3=1.5)");
+    }
+    if (rank < 0 || rank >= topo.num_npus()) {
+      throw InputError("--straggler: rank " + std::to_string(rank) + " does not exist (0.." + std::to_string(topo.num_npus() - 1) + ")");
+    }
+    if (!(factor > 0.0 && factor <= 1000.0)) throw InputError("--straggler: factor must be in (0, 1000], got '" + factor_text + "'");
+    to.stragglers.emplace_back(static_cast<Rank>(rank), factor);
+  }
   std::vector<TrainReport> reports;
+  std::vector<TimePs> even_iteration;  // the same run without stragglers
   for (ExecutorKind e : executors) {
     PlatformConfig p = platform;
     p.npu.executor = e;
     reports.push_back(run_training(p, workload, to));
+    if (!to.stragglers.empty()) {
+      TrainOptions even = to;
+      even.stragglers.clear();
+      even.trace_ranks = 0;
+      even_iteration.push_back(run_training(p, workload, even).iteration_ps);
+    }
   }
   for (const std::string& warning : platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", warning.c_str());
   const bool several = reports.size() > 1;
@@ -170,6 +196,15 @@ int run(const Options& o) {
   } else {
     std::fputs(format_training(reports[0], platform).c_str(), stdout);
   }
+  if (!even_iteration.empty() && !o.json) {
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      const double with = ps_to_us(reports[i].iteration_ps);
+      const double without = ps_to_us(even_iteration[i]);
+      std::printf("stragglers (%s): iteration %.3f us against %.3f us without them (%+.1f%%)\n",
+                  std::string(to_string(reports[i].executor)).c_str(), with, without,
+                  without > 0 ? 100.0 * (with - without) / without : 0.0);
+    }
+  }
   return kExitOk;
 }
 
@@ -190,6 +225,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   c->add_option("--csv", o->csv, "write layers.csv and collectives.csv into this directory")->check(non_empty());
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")->check(non_empty());
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
+  c->add_option("--straggler", o->stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");
   return [o] { return run(*o); };
 }
 

@@ -7,6 +7,8 @@
 namespace acesim {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A resource counts as saturated within this share of its capacity.
+constexpr double kSlack = 1e-9;
 
 bool due_later(TimePs ta, std::uint32_t ia, TimePs tb, std::uint32_t ib) {
   return ta != tb ? ta > tb : ia > ib;
@@ -92,16 +94,30 @@ ActivityId FluidModel::start(TimePs now, const ActivitySpec& spec, std::span<con
     push_due(Due{now, idx, ++a.version});
     return ActivityId{idx, a.generation};
   }
+  // Fast path, exact for max-min fairness: an activity whose resources can
+  // all take it at its cap without saturating touches no bottleneck, so no
+  // other activity's rate changes.
+  bool fits = !std::isinf(a.max_rate);
+  for (const Usage& u : usage) {
+    if (u.amount_per_unit <= 0.0) continue;
+    const Resource& r = resources_[u.resource];
+    if (r.dirty || r.load + u.amount_per_unit * a.max_rate > r.capacity * (1.0 - kSlack)) fits = false;
+  }
   for (const Usage& u : usage) {
     if (u.amount_per_unit <= 0.0) continue;
     a.usage.push_back(u);
     Resource& r = resources_[u.resource];
     a.position.push_back(static_cast<std::uint32_t>(r.users.size()));
     r.users.push_back(idx);
-    mark_dirty(u.resource);
+    if (fits) {
+      r.used += r.load * ps_to_seconds(now - r.last_change);
+      r.last_change = now;
+      r.load += u.amount_per_unit * a.max_rate;
+    } else {
+      mark_dirty(u.resource);
+    }
   }
-  if (a.usage.empty()) {
-    // Bounded by its own max_rate only: no sharing, rate known now.
+  if (a.usage.empty() || fits) {
     a.rate = a.max_rate;
     schedule_completion(idx, now);
   }
@@ -115,6 +131,13 @@ bool FluidModel::active(ActivityId id) const {
 
 void FluidModel::detach(std::uint32_t idx, TimePs now) {
   Activity& a = activities_[idx];
+  // Leaving resources none of which is saturated frees no bottleneck: the
+  // others keep their rates (exact for max-min fairness).
+  bool saturated = false;
+  for (const Usage& u : a.usage) {
+    const Resource& r = resources_[u.resource];
+    if (r.dirty || r.load >= r.capacity * (1.0 - kSlack)) saturated = true;
+  }
   for (std::size_t k = 0; k < a.usage.size(); ++k) {
     Resource& r = resources_[a.usage[k].resource];
     // The departing activity's consumption ends now: settle the integral.
@@ -134,7 +157,7 @@ void FluidModel::detach(std::uint32_t idx, TimePs now) {
         }
       }
     }
-    mark_dirty(a.usage[k].resource);
+    if (saturated) mark_dirty(a.usage[k].resource);
   }
   a.alive = false;
   ++a.generation;
