@@ -93,8 +93,54 @@ for r in "${rows[@]}"; do
     printf "%-28s %9.3f ms %10d %10.2f M %9.1f MB %10s %12s %11.1f us\n", n, w * 1000, e, r / 1e6, m / 1024, cw, cr, s }'
 done
 
+# Scale: whole runs through the CLI from 64 to 1,048,576 NPUs, symmetric
+# (one representative rank) and --full. Events from the JSON output.
+echo
+echo "== scale (acesim through /usr/bin/time -v; ResNet-50 is ASTRA-sim's data-parallel table, 4 chunks)"
+wl=$here/../tests/data/astra-sim-1.0/workload/Resnet50_DataParallel.txt
+scale_cases=(
+  "resnet50_dp_64|run --platform $here/platforms/resnet_64.yaml --workload $wl --executor ideal --json"
+  "resnet50_dp_1024|run --platform $here/platforms/resnet_1024.yaml --workload $wl --executor ideal --json"
+  "resnet50_dp_16384|run --platform $here/platforms/resnet_16384.yaml --workload $wl --executor ideal --json"
+  "resnet50_dp_65536|run --platform $here/platforms/resnet_65536.yaml --workload $wl --executor ideal --json"
+  "resnet50_dp_64 --full|run --platform $here/platforms/resnet_64.yaml --workload $wl --executor ideal --full --json"
+  "resnet50_dp_1024 --full|run --platform $here/platforms/resnet_1024.yaml --workload $wl --executor ideal --full --json"
+  "resnet50_dp_4096 --full|run --platform $here/platforms/torus_4096.yaml --workload $wl --executor ideal --full --json"
+  "gpt_tp8xdp512_4096|run --platform $here/platforms/torus_4096.yaml --model gpt --executor ideal --iterations 2 --json"
+  "allreduce_1GiB_1048576|collective --platform $here/platforms/torus_1m.yaml --bytes 1GiB --json"
+)
+scale_rows=()
+if ((have_time)); then
+  printf '%-28s %12s %12s %12s %12s %16s\n' case wall events events/s "peak RSS" "simulated"
+  for sc in "${scale_cases[@]}"; do
+    name=${sc%%|*}
+    args=${sc#*|}
+    # Wall time of the whole process at microsecond resolution (best of 3);
+    # peak RSS from /usr/bin/time.
+    wall=
+    for _ in 1 2 3; do
+      t0=$EPOCHREALTIME
+      # shellcheck disable=SC2086
+      "$cli" $args >"$tmp/out.json" || { echo "bench/run.sh: acesim $args failed" >&2; exit 2; }
+      t1=$EPOCHREALTIME
+      wall=$(awk -v a="$t0" -v b="$t1" -v w="$wall" 'BEGIN { d = b - a; print (w == "" || d < w) ? d : w }')
+      [[ $name == *--full* && $name != *_64* ]] && break  # long runs: once
+    done
+    # shellcheck disable=SC2086
+    /usr/bin/time -v -o "$tmp/time.txt" "$cli" $args >/dev/null ||
+      { echo "bench/run.sh: acesim $args failed" >&2; exit 2; }
+    rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time.txt")
+    events=$(grep -m1 '"events"' "$tmp/out.json" | tr -dc '0-9')
+    simulated=$(grep -m1 '"simulated_ranks"' "$tmp/out.json" | tr -dc '0-9')
+    awk -v n="$name" -v w="$wall" -v e="${events:-0}" -v m="$rss" -v s="${simulated:-?}" 'BEGIN {
+      printf "%-28s %10.4f s %12d %10.2f M %9.1f MB %16s\n", n, w, e, (w > 0 ? e / w : 0) / 1e6, m / 1024, s " ranks" }'
+    scale_rows+=("$name|$wall|$rss")
+  done
+fi
+
 # Targets: >= 10 M simple events/s; the 1,024-NPU 1 GiB all-reduce (fluid,
-# phase) under 1 s and under 200 MB.
+# phase) under 1 s and under 200 MB; ResNet-50 on 64 NPUs under 20 ms, on
+# 65,536 under 1 s, in full on 4,096 under 60 s and 2 GB.
 echo
 echo "== targets"
 missed=0
@@ -116,6 +162,16 @@ for r in "${rows[@]}"; do
       check "  the same through the CLI: peak RSS" "${cli_rss% MB}" MB 200 max
     fi
   fi
+done
+for r in "${scale_rows[@]}"; do
+  IFS='|' read -r name wall rss <<<"$r"
+  case $name in
+    resnet50_dp_64) check "ResNet-50 DP, 64 NPUs (CLI process): wall" "$wall" s 0.02 max ;;
+    resnet50_dp_65536) check "ResNet-50 DP, 65,536 NPUs: wall" "$wall" s 1 max ;;
+    "resnet50_dp_4096 --full")
+      check "ResNet-50 DP, 4,096 NPUs in full: wall" "$wall" s 60 max
+      check "ResNet-50 DP, 4,096 NPUs in full: peak RSS" "$(awk -v v="$rss" 'BEGIN { printf "%.1f", v / 1024 }')" MB 2048 max ;;
+  esac
 done
 if ((missed)) && [[ ${ACESIM_BENCH_STRICT:-0} == 1 ]]; then exit 3; fi
 exit 0

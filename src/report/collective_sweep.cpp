@@ -148,6 +148,7 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"hbm_bytes_per_network_byte", r.hbm_per_network_byte()},
                    {"comm_unit_seconds", r.comm_unit_seconds},
                    {"simulated_ranks", r.simulated_ranks},
+                   {"events", r.events},
                    {"simulation", r.simulation}});
   }
   return {{"platform", platform.source},
