@@ -106,3 +106,36 @@ TEST_F(RunCli, BadInput) {
 
 }  // namespace
 }  // namespace acesim
+
+namespace acesim {
+namespace {
+
+class ScaleCli : public test::CliTest {};
+
+TEST_F(ScaleCli, SymmetricByDefaultFullOnRequestSameAnswer) {
+  const auto sym = expect_ok({"run", "--model", "resnet50", "--executor", "sm", "--iterations", "1", "--json"});
+  const auto full = expect_ok({"run", "--model", "resnet50", "--executor", "sm", "--iterations", "1", "--full", "--json"});
+  const auto js = nlohmann::json::parse(sym.out);
+  const auto jf = nlohmann::json::parse(full.out);
+  EXPECT_EQ(js["simulated_ranks"], 1);
+  EXPECT_EQ(js["simulation"], "symmetric");
+  EXPECT_EQ(jf["simulated_ranks"], 64);
+  EXPECT_EQ(jf["simulation"], "full (--full)");
+  for (const char* k : {"iteration_time_ns", "compute_time_ns", "exposed_comm_ns", "comm_time_ns"}) {
+    EXPECT_EQ(js[k].dump(), jf[k].dump()) << k;
+  }
+  const auto table = expect_ok({"collective", "--bytes", "1MiB"});
+  EXPECT_NE(table.out.find("# simulated 1 of 64 ranks: symmetric"), std::string::npos) << table.out;
+}
+
+TEST_F(ScaleCli, StragglersAreReported) {
+  const auto r = expect_ok({"run", "--model", "resnet50", "--executor", "ideal", "--iterations", "2", "--straggler", "5=1.5"});
+  EXPECT_NE(r.out.find("# simulated 64 of 64 ranks: full: stragglers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stragglers (ideal): iteration"), std::string::npos) << r.out;
+  expect_bad_input({"run", "--straggler", "5"}, {"--straggler", "RANK=FACTOR"});
+  expect_bad_input({"run", "--straggler", "64=2"}, {"--straggler", "rank 64 does not exist"});
+  expect_bad_input({"run", "--straggler", "3=0"}, {"--straggler", "factor"});
+}
+
+}  // namespace
+}  // namespace acesim
