@@ -30,8 +30,10 @@ void FluidModel::set_capacity(TimePs now, ResourceId id, double capacity_per_s) 
   if (!(capacity_per_s >= 0.0) || std::isinf(capacity_per_s)) {
     throw std::invalid_argument("resource '" + resources_[id].name + "': capacity must be finite and >= 0");
   }
-  // Progress so far happened at the old rates: settle before the change.
-  if (!dirty_.empty()) solve(now);
+  // Progress up to now happened at the current rates; the next solve of
+  // this resource's component settles it before re-rating, so marking the
+  // resource dirty is enough (several changes in one instant, one solve).
+  (void)now;
   resources_[id].capacity = capacity_per_s;
   mark_dirty(id);
 }
@@ -304,12 +306,16 @@ void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
     schedule_completion(ai, now);
     return;
   }
-  // Deterministic order: by priority class, then activity index.
-  std::sort(comp_acts_.begin(), comp_acts_.end(), [this](std::uint32_t x, std::uint32_t y) {
-    const int px = activities_[x].priority_class;
-    const int py = activities_[y].priority_class;
-    return px != py ? px < py : x < y;
-  });
+  // Serve priority classes in order. The breadth-first order is
+  // deterministic; only several classes need grouping (stable, so each
+  // class keeps it).
+  bool one_class = true;
+  for (std::uint32_t ai : comp_acts_) one_class = one_class && activities_[ai].priority_class == activities_[comp_acts_[0]].priority_class;
+  if (!one_class) {
+    std::stable_sort(comp_acts_.begin(), comp_acts_.end(), [this](std::uint32_t x, std::uint32_t y) {
+      return activities_[x].priority_class < activities_[y].priority_class;
+    });
+  }
   std::size_t begin = 0;
   while (begin < comp_acts_.size()) {
     const int cls = activities_[comp_acts_[begin]].priority_class;
