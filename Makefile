@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build demo test bench clean
+.PHONY: all deps build demo test bench test-sanitize fuzz clean
 
 all: build
 
@@ -24,5 +24,20 @@ test: build
 bench: build
 	./bench/run.sh $(BUILD_DIR)
 
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs it).
+test-sanitize: deps
+	@cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACESIM_SANITIZE=ON -DACESIM_BUILD_BENCH=OFF >/dev/null
+	@cmake --build build-sanitize -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-sanitize --output-on-failure -j $(JOBS)
+
+# Every input reader under libFuzzer for FUZZ_SECONDS each (CI runs it).
+FUZZ_SECONDS ?= 20
+fuzz: deps
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DACESIM_FUZZ=ON -DACESIM_BUILD_TESTS=OFF -DACESIM_BUILD_BENCH=OFF >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	./fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-sanitize build-fuzz

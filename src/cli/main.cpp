@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
   } catch (const SimulationStuck& e) {
     std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());
     return cli::kExitStuck;
+  } catch (const std::overflow_error& e) {
+    std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());
+    return cli::kExitBadInput;
   } catch (const std::invalid_argument& e) {
     // Model-level refusals of what the input asked for.
     std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());

@@ -26,6 +26,7 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
       ->check(non_empty());
   o.chunks_option = app->add_option("--chunks", o.chunks, "chunks per collective (overrides the platform)");
   app->add_flag("--full", o.full, "simulate every rank, even when one representative rank could stand for all");
+  app->add_flag("--check", o.check, "check expensive invariants while running (slower)");
 }
 
 CollectiveOp parse_op_option(const std::string& text) {
@@ -79,6 +80,7 @@ PlatformConfig load_platform(const PlatformOptions& o) {
     if (!e) throw InputError("--executor: unknown executor '" + o.executor + "'" + suggestion(o.executor, names));
     platform.npu.executor = *e;
   }
+  platform.check = o.check;
   if (o.chunks_option != nullptr && o.chunks_option->count() > 0) {
     if (o.chunks < 1 || o.chunks > limits::kMaxChunks) {
       throw InputError("--chunks: must be an integer in 1..1000000, got " + std::to_string(o.chunks));

@@ -21,6 +21,7 @@ struct PlatformOptions {
   int chunks = 0;
   CLI::Option* chunks_option = nullptr;
   bool full = false;  // simulate every rank even when one could stand for all
+  bool check = false;  // check expensive invariants while running
 };
 
 void add_platform_options(CLI::App* app, PlatformOptions& o);

@@ -310,7 +310,7 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
     slot = static_cast<std::uint32_t>(running_.size());
     running_.emplace_back();
   }
-  running_[slot] = RunningPhase{w.coll, w.phase, w.chunk, w.instance, q};
+  running_[slot] = RunningPhase{true, w.coll, w.phase, w.chunk, w.instance, q};
   ++phases_run_;
   const double bytes = c.chunk_bytes * spec.size_factor;
   const double replicas = rep_ >= 0 ? static_cast<double>(ph.full_instances) : 1.0;
@@ -331,6 +331,11 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
 }
 
 void CollectiveEngine::transfer_done(std::uint64_t tag) {
+  // Invariant: every phase of every chunk completes exactly once.
+  if (tag >= running_.size() || !running_[tag].active) {
+    throw std::logic_error("invariant broken: a transfer was reported done twice (or never started)");
+  }
+  running_[tag].active = false;
   const RunningPhase rp = running_[tag];
   free_running_.push_back(static_cast<std::uint32_t>(tag));
   --queues_[rp.queue].running;
@@ -368,7 +373,9 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
       endpoint_->sram_release(r, c.footprint);
       sram_released_ = true;
     }
-    if (++collectives_[rp.coll].rank_chunks_done[slot(r)] == c.chunks) rank_finished(rp.coll, r);
+    const std::int32_t done = ++collectives_[rp.coll].rank_chunks_done[slot(r)];
+    if (done > c.chunks) throw std::logic_error("invariant broken: a rank finished a chunk of a collective twice");
+    if (done == c.chunks) rank_finished(rp.coll, r);
   }
 }
 
@@ -407,13 +414,35 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
     }
     for (std::size_t p = 0; p < c.phases.size(); ++p) {
       const Phase& ph = c.phases[p];
+      const std::int32_t need = needed(c, static_cast<int>(p));
       long long partial = 0;
-      for (std::int32_t a : ph.arrived) partial += (a > 0 && a < c.specs[p].group_size) ? 1 : 0;
+      std::string example;
+      for (long long g = 0; g < ph.instances; ++g) {
+        for (int k = 0; k < c.chunks; ++k) {
+          const std::int32_t a = ph.arrived[static_cast<std::size_t>(g * c.chunks + k)];
+          if (a > 0 && a < need) {
+            if (partial++ == 0) {
+              example = " (e.g. chunk " + std::to_string(k) + " on the group of rank " +
+                        std::to_string(base_rank(ph, g)) + ": " + std::to_string(a) + " of " + std::to_string(need) +
+                        " members ready)";
+            }
+          }
+        }
+      }
       if (partial > 0) {
-        line += "; phase " + std::to_string(p) + " (" + std::string(to_string(c.specs[p].op)) + "): " +
-                std::to_string(partial) + " chunk-groups waiting for members";
+        std::string dims;
+        for (std::size_t i = 0; i < c.specs[p].dims.size(); ++i) dims += (i ? "," : "") + std::to_string(c.specs[p].dims[i]);
+        line += "; phase " + std::to_string(p) + " (" + std::string(to_string(c.specs[p].op)) + " on dimension " + dims +
+                "): " + std::to_string(partial) + " chunk-groups waiting for members" + example;
       }
     }
+    long long queued = 0, running = 0;
+    for (const GroupQueue& gq : queues_) {
+      for (const Waiting& w : gq.heap) queued += w.coll == id ? 1 : 0;
+    }
+    for (const RunningPhase& rp : running_) running += rp.active && rp.coll == id ? 1 : 0;
+    if (queued > 0) line += "; " + std::to_string(queued) + " chunk-phases queued for a group (slot or ACE SRAM)";
+    if (running > 0) line += "; " + std::to_string(running) + " chunk-phases running";
     lines.push_back(std::move(line));
   }
   return lines;

@@ -125,6 +125,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     std::vector<Waiting> heap;
   };
   struct RunningPhase {
+    bool active = false;
     CollectiveId coll;
     std::int32_t phase;
     std::int32_t chunk;

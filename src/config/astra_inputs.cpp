@@ -33,9 +33,9 @@ std::string count_of(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-std::vector<DimensionSpec> read_network(const std::string& file) {
+std::vector<DimensionSpec> read_network(std::string_view network_text, const std::string& file) {
   using namespace yaml;
-  const YAML::Node root = parse(read_text_file(file), file);
+  const YAML::Node root = parse(network_text, file);
   check_map(root, file, "", {"topology", "npus_count", "bandwidth", "latency"});
   for (const char* k : {"topology", "npus_count", "bandwidth", "latency"}) require(root, k, file, "");
   const auto kinds = scalar_list(root["topology"], file, "topology", false);
@@ -188,16 +188,21 @@ void read_implementation(const json& v, CollectiveOp op, const std::vector<Dimen
 }  // namespace
 
 PlatformConfig load_astra_platform(const std::string& network_file, const std::string& system_file) {
+  const std::string network_text = read_text_file(network_file);
+  return parse_astra_platform(network_text, network_file, read_text_file(system_file), system_file);
+}
+
+PlatformConfig parse_astra_platform(std::string_view network_text, const std::string& network_file,
+                                    const std::string& text, const std::string& system_file) {
   PlatformConfig pc;
   pc.source = network_file + " + " + system_file;
-  pc.dims = read_network(network_file);
+  pc.dims = read_network(network_text, network_file);
   const Topology topo(pc.dims);
   pc.collectives = default_collective_config(topo);
   // ASTRA-sim's analytical backends are congestion-unaware by default; we
   // keep acesim's congestion-aware fluid backend unless asked otherwise
   // (--backend analytical). With no sharing both give the same answer.
 
-  const std::string text = read_text_file(system_file);
   json sys;
   try {
     // Refuse a key given twice in one object instead of keeping the last.

@@ -36,6 +36,9 @@ struct PlatformConfig {
   // From an ASTRA-sim system file; used by the endpoint model.
   std::optional<double> local_mem_bw_GBps;
   std::optional<double> peak_perf_TFLOPS;
+  // Check expensive invariants while running (--check): no resource above
+  // its capacity after every solve.
+  bool check = false;
   // Inputs that were read but do not change the result; printed by the CLI.
   std::vector<std::string> warnings;
 };
@@ -51,6 +54,9 @@ std::string_view default_platform_yaml();
 // The NPU is default_npu() with the system file's local-mem-bw and peak-perf
 // when present; the executor is ideal (ASTRA-sim's endpoint semantics).
 PlatformConfig load_astra_platform(const std::string& network_yml, const std::string& system_json);
+// The same from texts; the names are used in messages.
+PlatformConfig parse_astra_platform(std::string_view network_text, const std::string& network_name,
+                                    const std::string& system_text, const std::string& system_name);
 
 // Reads a whole file; throws InputError naming it when it cannot.
 std::string read_text_file(const std::string& path);

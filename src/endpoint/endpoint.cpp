@@ -31,6 +31,23 @@ void NpuStatsMean::add(const NpuStats& s) {
   for (std::size_t d = 0; d < s.received_per_dim.size(); ++d) step(received_per_dim[d], s.received_per_dim[d]);
 }
 
+void Endpoint::check_traffic_balance(Rank ranks) {
+  std::vector<double> sent(topo_.num_dims(), 0.0), received(topo_.num_dims(), 0.0);
+  for (Rank r = 0; r < ranks; ++r) {
+    const NpuStats& s = stats(r);
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      sent[d] += s.sent_per_dim[d];
+      received[d] += s.received_per_dim[d];
+    }
+  }
+  for (int d = 0; d < topo_.num_dims(); ++d) {
+    if (std::abs(sent[d] - received[d]) > 1e-6 * std::max({1.0, sent[d], received[d]})) {
+      throw std::logic_error("invariant broken: dimension " + std::to_string(d) + " links carried " +
+                             std::to_string(sent[d]) + " bytes out of NPUs but " + std::to_string(received[d]) + " into them");
+    }
+  }
+}
+
 NpuStatsMean Endpoint::mean_stats(Rank ranks) {
   NpuStatsMean m;
   m.sent_per_dim.assign(topo_.num_dims(), 0.0);

@@ -108,6 +108,9 @@ class Endpoint {
   // Compute units held by communication on `r` now.
   int units_held(Rank r);
   std::size_t npus_touched() const { return npus_.size(); }
+  // Invariant: over the simulated ranks, the bytes put on each dimension's
+  // links equal the bytes taken off them. Throws std::logic_error.
+  void check_traffic_balance(Rank ranks);
   // The mean over ranks 0 .. ranks-1 (the simulated ones).
   NpuStatsMean mean_stats(Rank ranks);
 

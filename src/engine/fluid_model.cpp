@@ -220,10 +220,29 @@ void FluidModel::schedule_completion(std::uint32_t idx, TimePs now) {
     const TimePs dt = seconds_to_ps_ceil(a.remaining / a.rate);
     t = dt >= kTimeNever - now ? kTimeNever : now + dt;
   }
+  if (t == kTimeNever && a.rate > 0.0 && a.remaining > 0.0) {
+    throw std::overflow_error("simulated time would pass the 106 days int64 picoseconds can count");
+  }
   if (t == a.done_at) return;
   a.done_at = t;
   ++a.version;
   if (t != kTimeNever) push_due(Due{t, idx, a.version});
+}
+
+void FluidModel::check_capacities() const {
+  for (const Resource& r : resources_) {
+    double load = 0.0;
+    for (std::uint32_t ai : r.users) {
+      const Activity& a = activities_[ai];
+      for (const Usage& u : a.usage) {
+        if (&resources_[u.resource] == &r) load += u.amount_per_unit * a.rate;
+      }
+    }
+    if (load > r.capacity * (1.0 + 1e-9) + 1e-9) {
+      throw std::logic_error("invariant broken: resource '" + r.name + "' carries " + std::to_string(load) +
+                             " units/s, above its capacity of " + std::to_string(r.capacity));
+    }
+  }
 }
 
 void FluidModel::solve(TimePs now) {
@@ -241,6 +260,7 @@ void FluidModel::solve(TimePs now) {
   }
   for (ResourceId r : dirty_) resources_[r].dirty = false;
   dirty_.clear();
+  if (checking_) check_capacities();
   if (due_.size() > 4 * active_count_ + 1024) compact_due();
 }
 

@@ -95,6 +95,11 @@ class FluidModel {
   std::size_t complete_due(TimePs now);
 
   std::size_t active_count() const { return active_count_; }
+  // Invariant: no resource carries more than its capacity. Throws
+  // std::logic_error naming the resource. With checking on, run after every
+  // solve (--check); callable any time.
+  void check_capacities() const;
+  void set_checking(bool on) { checking_ = on; }
   const FluidStats& stats() const { return stats_; }
 
  private:
@@ -154,6 +159,7 @@ class FluidModel {
   std::size_t active_count_ = 0;
   std::uint32_t stamp_ = 0;
   FluidStats stats_;
+  bool checking_ = false;
   // scratch, kept to avoid allocation
   std::vector<std::uint32_t> comp_acts_;
   std::vector<ResourceId> comp_res_;

@@ -15,11 +15,18 @@ void Simulation::schedule_at(TimePs time, EventHandler* handler, std::uint64_t t
 }
 
 bool Simulation::run(TimePs until) {
+  std::uint64_t at_this_instant = 0;
   for (;;) {
     const TimePs t_fluid = fluid_.next_completion(now_);
     const TimePs t_event = queue_.next_time();
     const TimePs t = t_fluid < t_event ? t_fluid : t_event;
     if (t == kTimeNever || t > until) break;
+    if (t < now_) throw std::logic_error("time went backwards: " + std::to_string(t) + " ps < " + std::to_string(now_) + " ps");
+    at_this_instant = t == now_ ? at_this_instant + 1 : 0;
+    if (at_this_instant > livelock_limit_) {
+      throw Livelock("time stopped advancing at t=" + std::to_string(ps_to_ns(now_)) + " ns: more than " +
+                     std::to_string(livelock_limit_) + " events at that instant");
+    }
     now_ = t;
     if (t_fluid <= t_event) {
       stats_.completions += fluid_.complete_due(now_);

@@ -3,12 +3,20 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "engine/event_queue.h"
 #include "engine/fluid_model.h"
 #include "engine/time.h"
 
 namespace acesim {
+
+// Time stopped advancing: more than the limit of events at one instant.
+class Livelock : public std::runtime_error {
+ public:
+  explicit Livelock(const std::string& what) : std::runtime_error(what) {}
+};
 
 struct RunStats {
   std::uint64_t events = 0;       // discrete events handled
@@ -40,6 +48,9 @@ class Simulation {
   bool run(TimePs until = kTimeNever);
 
   const RunStats& stats() const { return stats_; }
+  // Events and completions allowed at one simulated instant before run()
+  // throws Livelock (a loop that never lets time advance).
+  void set_livelock_limit(std::uint64_t events) { livelock_limit_ = events; }
   std::size_t pending_events() const { return queue_.size(); }
 
  private:
@@ -47,6 +58,7 @@ class Simulation {
   EventQueue queue_;
   FluidModel fluid_;
   RunStats stats_;
+  std::uint64_t livelock_limit_ = 50'000'000;
 };
 
 }  // namespace acesim

@@ -30,6 +30,7 @@ struct PlatformInstance {
         network(make_network(config.network, sim, topology)),
         endpoint(sim, topology, config.npu),
         collectives(sim, topology, *network, config.collectives, &endpoint) {
+    sim.fluid().set_checking(config.check);
     if (symmetric) {
       network->set_representative(0);
       endpoint.set_representative(0);

@@ -1,9 +1,14 @@
 #include "report/collective_sweep.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "collective/collective_engine.h"
 #include "platform/platform_instance.h"
+#include "config/input_error.h"
 #include "config/units.h"
 #include "endpoint/endpoint.h"
 #include "engine/simulation.h"
@@ -11,9 +16,37 @@
 
 namespace acesim {
 
+void check_collective_limits(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes,
+                             bool symmetric) {
+  // Simulated time: every byte crosses the slowest link a few times at most.
+  double slowest = std::numeric_limits<double>::infinity();
+  long long npus = 1;
+  for (const DimensionSpec& d : platform.dims) {
+    if (d.npus > 1) slowest = std::min(slowest, d.bandwidth_GBps * 1e9);
+    npus *= d.npus;
+  }
+  if (std::isfinite(slowest) && 4.0 * static_cast<double>(bytes) / slowest > 1e6) {
+    throw InputError(fmt::format("a collective of {} bytes over {:g} GB/s links would run for about {:.3g} s of "
+                                 "simulated time, past what int64 picoseconds can count (106 days)",
+                                 bytes, slowest / 1e9, 4.0 * static_cast<double>(bytes) / slowest));
+  }
+  // Memory: per chunk and group, per phase, when every rank is simulated.
+  if (!symmetric) {
+    const double chunks = std::max<double>(platform.collectives.chunks,
+        platform.collectives.max_chunk_bytes > 0 ? std::ceil(static_cast<double>(bytes) / static_cast<double>(platform.collectives.max_chunk_bytes)) : 1.0);
+    const double estimate = static_cast<double>(npus) * (64.0 + 4.0 * chunks * static_cast<double>(platform.dims.size()));
+    if (estimate > 8.0 * (1ULL << 30)) {
+      throw InputError(fmt::format("simulating all {} ranks of this collective ({:.0f} chunks) needs about {:.1f} GiB; "
+                                   "leave out --full, or use fewer chunks", npus, chunks, estimate / (1ULL << 30)));
+    }
+  }
+  (void)req;
+}
+
 CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
   const std::string asymmetry = asymmetry_reason(platform);
   const bool symmetric = !req.full && asymmetry.empty();
+  check_collective_limits(platform, req, bytes, symmetric);
   PlatformInstance pi(platform, symmetric);
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
@@ -25,7 +58,13 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   r.dims = req.dims;
   const CollectiveId id = engine.create(r);
   engine.arrive_all(id);
-  sim.run();
+  try {
+    sim.run();
+  } catch (const Livelock& e) {
+    std::string msg = e.what();
+    for (const std::string& line : engine.stuck_report()) msg += "; " + line;
+    throw SimulationStuck(msg);
+  }
   if (!engine.finished(id)) {
     std::string msg = "simulation cannot finish at t=" + fmt::format("{:.3f}", ps_to_ns(sim.now())) + " ns:";
     for (const std::string& line : engine.stuck_report()) msg += " " + line;
@@ -51,6 +90,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.simulated_ranks = engine.simulated_ranks();
   res.simulation = symmetric ? "symmetric" : req.full ? "full (--full)" : "full: " + asymmetry;
   endpoint.settle();
+  endpoint.check_traffic_balance(engine.simulated_ranks());
   const NpuStatsMean mean = endpoint.mean_stats(engine.simulated_ranks());
   res.hbm_bytes = mean.hbm_bytes_comm;
   res.comm_unit_seconds = mean.comm_unit_seconds;

@@ -1,8 +1,11 @@
 #include "workload/training_run.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "collective/collective_engine.h"
+#include "config/input_error.h"
 #include "platform/platform_instance.h"
 #include "network/network.h"
 #include "report/collective_sweep.h"
@@ -24,6 +27,32 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   std::string asymmetry = asymmetry_reason(platform);
   if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
   const bool symmetric = !options.full && asymmetry.empty();
+  {
+    // Refuse up front what would overflow simulated time or exhaust memory.
+    long long npus = 1;
+    double slowest = std::numeric_limits<double>::infinity();
+    for (const DimensionSpec& d : platform.dims) {
+      npus *= d.npus;
+      if (d.npus > 1) slowest = std::min(slowest, d.bandwidth_GBps * 1e9);
+    }
+    const WorkloadTotals t = totals(workload);
+    double comm = 0.0;
+    for (double b : t.comm_bytes) comm += b;
+    const double compute_s = ps_to_seconds(t.forward_ps + t.input_grad_ps + t.weight_grad_ps) +
+                             t.flops / platform.npu.peak_flops();
+    const double estimate_s = workload.iterations * (compute_s + (std::isfinite(slowest) ? 4.0 * comm / slowest : 0.0));
+    if (estimate_s > 1e6) {
+      throw InputError("this run would simulate about " + std::to_string(static_cast<long long>(estimate_s)) +
+                       " s, past what int64 picoseconds can count (106 days); use fewer iterations");
+    }
+    const double ranks = symmetric ? 1.0 : static_cast<double>(npus);
+    const double memory = ranks * (2048.0 + 96.0 * static_cast<double>(workload.layers.size()) * workload.iterations);
+    if (memory > 8.0 * (1ULL << 30)) {
+      throw InputError("simulating all " + std::to_string(npus) + " ranks needs about " +
+                       std::to_string(static_cast<long long>(memory / (1ULL << 30))) +
+                       " GiB; leave out --full and stragglers, or use a smaller platform");
+    }
+  }
   PlatformInstance pi(platform, symmetric);
   for (const auto& [rank, factor] : options.stragglers) {
     if (rank < 0 || rank >= pi.topology.num_npus()) {
@@ -38,7 +67,13 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   CollectiveEngine& collectives = pi.collectives;
   Trainer trainer(sim, topo, collectives, endpoint, workload, options);
   trainer.start();
-  sim.run();
+  try {
+    sim.run();
+  } catch (const Livelock& e) {
+    std::string msg = e.what();
+    for (const std::string& line : trainer.stuck_report()) msg += "; " + line;
+    throw SimulationStuck(msg);
+  }
   if (!trainer.finished()) {
     std::string msg = "simulation cannot finish at t=" + std::to_string(ps_to_ns(sim.now())) + " ns:";
     for (const std::string& line : trainer.stuck_report()) msg += " " + line + ";";
@@ -70,6 +105,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.overlap_ps = std::max<TimePs>(0, rep.comm_ps - rep.exposed_comm_ps);
 
   const double seconds = ps_to_seconds(rep.total_ps);
+  endpoint.check_traffic_balance(trainer.simulated_ranks());
   const NpuStatsMean mean = endpoint.mean_stats(trainer.simulated_ranks());
   rep.network_bytes_per_dim = mean.sent_per_dim;
   rep.hbm_bytes_compute = mean.hbm_bytes_compute;
