@@ -5,7 +5,7 @@
 # Exits non-zero when a target finds a crash (libFuzzer writes the input as
 # crash-* in BUILD_DIR/fuzz-work/<target>; turn it into a regression test).
 set -euo pipefail
-build=${1:?usage: fuzz/run.sh BUILD_DIR [SECONDS]}
+build=$(cd "${1:?usage: fuzz/run.sh BUILD_DIR [SECONDS]}" && pwd)
 seconds=${2:-20}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 status=0
@@ -24,7 +24,7 @@ for t in native_yaml astra_platform astra_workload sizes; do
     result="FINDING (see $work)"
     status=1
   fi
-  execs=$(awk -F: '/stat::number_of_executed_units/ { gsub(/ /, "", $2); print $2 }' "$log")
+  execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$log")
   printf '%-16s %12s %10s %s\n' "$t" "${execs:-?}" "$seconds" "$result"
 done
 exit $status

@@ -1,5 +1,6 @@
 #include "config/yaml_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -29,12 +30,33 @@ int line_of(const YAML::Node& node) {
 YAML::Node parse(std::string_view text, const std::string& file) {
   empty_value_lines.clear();
   try {
-    // Load() would silently drop every document after the first.
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    for (std::size_t i = 1; i < docs.size(); ++i) {
-      if (!docs[i].IsNull()) throw_input_error(file, line_of(docs[i]), "", "more than one YAML document (a second '---')");
+    // Load() silently drops every document after the first, and yaml-cpp
+    // 0.7's LoadAll() can loop forever on malformed input (found by
+    // fuzz_native_yaml): look for a document marker after content instead.
+    {
+      int line_no = 0;
+      bool content = false;  // the first document has begun
+      bool second = false;   // a marker after it: anything more is a second document
+      std::size_t pos = 0;
+      while (pos <= text.size()) {
+        const std::size_t end = std::min(text.find('\n', pos), text.size());
+        const std::string_view line = text.substr(pos, end - pos);
+        ++line_no;
+        const bool marker = (line.substr(0, 3) == "---" || line.substr(0, 3) == "...") &&
+                            (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+        const std::size_t first = line.find_first_not_of(" \t\r");
+        const bool has_content = !marker && first != std::string_view::npos && line[first] != '#';
+        if (marker && content) second = true;
+        if (has_content && second) {
+          throw_input_error(file, line_no, "", "more than one YAML document (a second '---')");
+        }
+        if (has_content) content = true;
+        if (end == text.size()) break;
+        pos = end + 1;
+      }
     }
-    YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
+    const YAML::Node loaded = YAML::Load(std::string(text));
+    YAML::Node root = loaded;
     if (!root.IsDefined() || root.IsNull()) throw_input_error(file, 0, "", "file is empty");
     return root;
   } catch (const YAML::Exception& e) {

@@ -8,7 +8,6 @@ namespace acesim {
 Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collectives, Endpoint& endpoint,
                  const Workload& workload, TrainOptions options)
     : sim_(sim),
-      topo_(topo),
       collectives_(collectives),
       endpoint_(endpoint),
       workload_(workload),
@@ -16,6 +15,7 @@ Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collec
       num_layers_(static_cast<int>(workload.layers.size())),
       sim_ranks_(collectives.simulated_ranks()) {
   if (collectives.representative() > 0) throw std::invalid_argument("symmetric training runs rank 0 as the representative");
+  if (sim_ranks_ > topo.num_npus()) throw std::logic_error("more simulated ranks than NPUs");
   if (workload_.layers.empty()) throw std::invalid_argument("workload has no layers");
   if (workload_.iterations < 1) throw std::invalid_argument("workload needs at least one iteration");
   for (const Layer& l : workload_.layers) {

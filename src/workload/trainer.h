@@ -140,7 +140,6 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
   void handle_event(std::uint64_t tag) override;
 
   Simulation& sim_;
-  const Topology& topo_;
   CollectiveEngine& collectives_;
   Endpoint& endpoint_;
   const Workload& workload_;
