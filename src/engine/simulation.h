@@ -18,6 +18,13 @@ class Livelock : public std::runtime_error {
   explicit Livelock(const std::string& what) : std::runtime_error(what) {}
 };
 
+// A run that cannot finish (deadlock or livelock): exit status 3, with what
+// is stuck.
+class SimulationStuck : public std::runtime_error {
+ public:
+  explicit SimulationStuck(const std::string& what) : std::runtime_error(what) {}
+};
+
 struct RunStats {
   std::uint64_t events = 0;       // discrete events handled
   std::uint64_t completions = 0;  // fluid activities completed
@@ -60,5 +67,22 @@ class Simulation {
   RunStats stats_;
   std::uint64_t livelock_limit_ = 50'000'000;
 };
+
+// Runs `sim` to the end; when `finished()` is then false, or time stopped
+// advancing, throws SimulationStuck with the lines of `stuck_report()`.
+template <typename Finished, typename Report>
+void run_or_report_stuck(Simulation& sim, Finished finished, Report stuck_report) {
+  std::string problem;
+  try {
+    sim.run();
+    if (finished()) return;
+    problem = "simulation cannot finish at t=" + std::to_string(ps_to_ns(sim.now())) + " ns:";
+  } catch (const Livelock& e) {
+    problem = e.what();
+    problem += ":";
+  }
+  for (const std::string& line : stuck_report()) problem += " " + line + ";";
+  throw SimulationStuck(problem);
+}
 
 }  // namespace acesim

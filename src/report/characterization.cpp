@@ -63,12 +63,7 @@ std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* ke
     id = engine.create(cr);
     engine.arrive_all(id);
   }
-  sim.run();
-  if (req != nullptr && !engine.finished(id)) {
-    std::string msg = "simulation cannot finish:";
-    for (const std::string& line : engine.stuck_report()) msg += " " + line;
-    throw SimulationStuck(msg);
-  }
+  run_or_report_stuck(sim, [&] { return req == nullptr || engine.finished(id); }, [&] { return engine.stuck_report(); });
   return {kernel != nullptr ? kt.last : -1, req != nullptr ? engine.finish_time(id) : -1};
 }
 

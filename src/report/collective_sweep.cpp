@@ -58,18 +58,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   r.dims = req.dims;
   const CollectiveId id = engine.create(r);
   engine.arrive_all(id);
-  try {
-    sim.run();
-  } catch (const Livelock& e) {
-    std::string msg = e.what();
-    for (const std::string& line : engine.stuck_report()) msg += "; " + line;
-    throw SimulationStuck(msg);
-  }
-  if (!engine.finished(id)) {
-    std::string msg = "simulation cannot finish at t=" + fmt::format("{:.3f}", ps_to_ns(sim.now())) + " ns:";
-    for (const std::string& line : engine.stuck_report()) msg += " " + line;
-    throw SimulationStuck(msg);
-  }
+  run_or_report_stuck(sim, [&] { return engine.finished(id); }, [&] { return engine.stuck_report(); });
   CollectiveResult res;
   res.op = req.op;
   res.bytes = bytes;

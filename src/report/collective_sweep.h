@@ -10,14 +10,10 @@
 
 #include "collective/types.h"
 #include "config/platform.h"
+#include "engine/simulation.h"
 
 namespace acesim {
 
-// A run that cannot finish: exit status 3, with what is stuck.
-class SimulationStuck : public std::runtime_error {
- public:
-  explicit SimulationStuck(const std::string& what) : std::runtime_error(what) {}
-};
 
 struct CollectiveRequestSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;

@@ -67,18 +67,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   CollectiveEngine& collectives = pi.collectives;
   Trainer trainer(sim, topo, collectives, endpoint, workload, options);
   trainer.start();
-  try {
-    sim.run();
-  } catch (const Livelock& e) {
-    std::string msg = e.what();
-    for (const std::string& line : trainer.stuck_report()) msg += "; " + line;
-    throw SimulationStuck(msg);
-  }
-  if (!trainer.finished()) {
-    std::string msg = "simulation cannot finish at t=" + std::to_string(ps_to_ns(sim.now())) + " ns:";
-    for (const std::string& line : trainer.stuck_report()) msg += " " + line + ";";
-    throw SimulationStuck(msg);
-  }
+  run_or_report_stuck(sim, [&] { return trainer.finished(); }, [&] { return trainer.stuck_report(); });
   endpoint.settle();
 
   TrainReport rep;

@@ -56,7 +56,7 @@ struct TrainReport {
   std::uint64_t events = 0;
 };
 
-// Throws SimulationStuck (report/collective_sweep.h) when the run cannot finish.
+// Throws SimulationStuck (engine/simulation.h) when the run cannot finish.
 TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options = {});
 
 // Outbound link capacity of one NPU in dimension d, bytes/s (both ring

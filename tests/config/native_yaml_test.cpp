@@ -13,27 +13,17 @@
 #include "collective/plan.h"
 #include "config/input_error.h"
 #include "config/platform.h"
+#include "config/yaml_errors.h"
 #include "test_data.h"
 
 namespace acesim {
 namespace {
 
+using test::ring8;
+
 using test::kData;
 
-// The InputError message for `text`; fails the test when it is accepted or
-// something other than InputError is thrown.
-std::string error_of(const std::string& text, const std::string& file = "bad.yaml") {
-  try {
-    parse_platform_yaml(text, file);
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not an InputError: " << e.what() << "\n--- input:\n" << text;
-    return {};
-  }
-  ADD_FAILURE() << "accepted:\n" << text;
-  return {};
-}
+std::string error_of(const std::string& text, const std::string& file = "bad.yaml") { return test::yaml_error_of(text, file); }
 
 // The message must start with `prefix` ("file:line: key: ") and contain each
 // of `parts`; it must be one line.
@@ -45,14 +35,6 @@ void expect_error(const std::string& text, const std::string& prefix, std::initi
 }
 
 // A valid one-dimension file with `extra` appended (the ring is on lines 2-6).
-std::string ring8(const std::string& extra = "") {
-  return "topology:\n"                    // 1
-         "  - kind: ring\n"               // 2
-         "    npus: 8\n"                  // 3
-         "    bandwidth_GBps: 50\n"       // 4
-         "    latency_ns: 500\n" +        // 5
-         extra;                           // 6...
-}
 
 std::vector<Algorithm> algs(std::initializer_list<Algorithm> a) { return a; }
 

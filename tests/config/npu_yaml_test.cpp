@@ -10,42 +10,22 @@
 
 #include "config/input_error.h"
 #include "config/platform.h"
+#include "config/yaml_errors.h"
 #include "endpoint/npu_config.h"
 #include "test_data.h"
 
 namespace acesim {
 namespace {
 
+using test::ring8;
+
 using test::kNet;
 using test::kSys;
 
-// A valid one-dimension file with `extra` appended (the ring is on lines 1-5,
-// `extra` starts on line 6).
-std::string ring8(const std::string& extra = "") {
-  return "topology:\n"               // 1
-         "  - kind: ring\n"          // 2
-         "    npus: 8\n"             // 3
-         "    bandwidth_GBps: 50\n"  // 4
-         "    latency_ns: 500\n" +   // 5
-         extra;                      // 6...
-}
 
 PlatformConfig parse(const std::string& extra) { return parse_platform_yaml(ring8(extra), "npu.yaml"); }
 
-// The InputError message for `text`; fails the test when it is accepted or
-// something other than InputError is thrown.
-std::string error_of(const std::string& text) {
-  try {
-    parse_platform_yaml(text, "bad.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not an InputError: " << e.what() << "\n--- input:\n" << text;
-    return {};
-  }
-  ADD_FAILURE() << "accepted:\n" << text;
-  return {};
-}
+std::string error_of(const std::string& text, const std::string& file = "bad.yaml") { return test::yaml_error_of(text, file); }
 
 // `extra` appended to ring8() must be refused with a one-line message that
 // starts with "bad.yaml:<line>: <key>: " and contains each of `parts`.
