@@ -52,7 +52,7 @@ cli_args() {
   local plat size variant
   case $1 in
     ring8_1MiB/*) plat=ring_8.yaml size=1MiB ;;
-    torus1024_1GiB/*) plat=torus_16x8x8.yaml size=1GiB ;;
+    torus1024_1GiB/*) plat=torus_16x8x8.yaml size="1GiB --full" ;;
     *) return 1 ;;
   esac
   case ${1#*/} in

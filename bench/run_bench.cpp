@@ -66,7 +66,9 @@ PlatformConfig platform_for(const Case& c) {
   return p;
 }
 
-const CollectiveRequestSpec kAllReduce{CollectiveOp::kAllReduce, {}};
+// Every rank simulated (--full): the benchmark measures the full engine,
+// not the symmetric shortcut (which bench/run.sh times separately).
+const CollectiveRequestSpec kAllReduce{CollectiveOp::kAllReduce, {}, true};
 
 void BM_Run(benchmark::State& state, const Case& c) {
   const PlatformConfig platform = platform_for(c);
