@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "scratch_dir.h"
 
@@ -76,6 +77,16 @@ class CliTest : public ScratchDirTest {
     EXPECT_EQ(r.err.back(), '\n');
     for (const std::string& p : parts) EXPECT_NE(lines[0].find(p), std::string::npos) << lines[0] << "\nmissing: " << p;
     EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
+  }
+
+  // stdout as JSON; fails the test (and gives an empty object) when it is not.
+  static nlohmann::json parse_json(const std::string& text) {
+    try {
+      return nlohmann::json::parse(text);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not JSON: " << e.what() << "\n" << text;
+      return nlohmann::json::object();
+    }
   }
 
   // A good run: status 0 and nothing on stderr.

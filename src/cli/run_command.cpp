@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"
+#include "config/units.h"
 #include "report/training_report.h"
 #include "workload/astra_workload.h"
 #include "workload/models.h"
@@ -66,16 +67,12 @@ Workload load_workload(const Options& o, const PlatformConfig& platform, const T
     wc.batch_per_npu = o.batch;
   }
   if (!o.precision.empty()) {
-    if (o.precision == "fp16" || o.precision == "bf16") {
-      wc.bytes_per_element = 2;
-    } else if (o.precision == "fp32") {
-      wc.bytes_per_element = 4;
-    } else if (o.precision == "fp8") {
-      wc.bytes_per_element = 1;
-    } else {
-      const std::vector<std::string> names = {"fp8", "fp16", "bf16", "fp32"};
+    const auto bytes = parse_precision(o.precision);
+    if (!bytes) {
+      const auto names = precision_names();
       throw InputError("--precision: unknown precision '" + o.precision + "'" + suggestion(o.precision, names));
     }
+    wc.bytes_per_element = *bytes;
   }
   if (o.iterations_option->count() > 0) {
     if (o.iterations < 1 || o.iterations > 10'000) throw InputError("--iterations: must be in 1..10000, got " + std::to_string(o.iterations));

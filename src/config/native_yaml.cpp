@@ -280,16 +280,12 @@ void read_workload(const YAML::Node& node, WorkloadConfig& w, int num_dims, cons
   }
   if (node["precision"]) {
     const std::string p = scalar(node["precision"], file, "workload.precision");
-    if (p == "fp16" || p == "bf16") {
-      w.bytes_per_element = 2;
-    } else if (p == "fp32") {
-      w.bytes_per_element = 4;
-    } else if (p == "fp8") {
-      w.bytes_per_element = 1;
-    } else {
-      const std::vector<std::string> names = {"fp8", "fp16", "bf16", "fp32"};
+    const auto bytes = parse_precision(p);
+    if (!bytes) {
+      const auto names = precision_names();
       throw_input_error(file, line_of(node["precision"]), "workload.precision", "unknown precision '" + p + "'" + suggestion(p, names));
     }
+    w.bytes_per_element = *bytes;
   }
   if (node["iterations"]) {
     const long long it = integer(node["iterations"], file, "workload.iterations");

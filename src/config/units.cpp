@@ -89,6 +89,15 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text, std::string* err
   return whole * mult;
 }
 
+std::optional<int> parse_precision(std::string_view name) {
+  if (name == "fp8") return 1;
+  if (name == "fp16" || name == "bf16") return 2;
+  if (name == "fp32") return 4;
+  return std::nullopt;
+}
+
+std::vector<std::string> precision_names() { return {"fp8", "fp16", "bf16", "fp32"}; }
+
 std::string format_bytes(std::uint64_t bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

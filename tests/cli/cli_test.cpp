@@ -31,14 +31,6 @@ using acesim::test::kSys;
 
 class Cli : public acesim::test::CliTest {
  protected:
-  static nlohmann::json parse_json(const std::string& text) {
-    try {
-      return nlohmann::json::parse(text);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "not JSON: " << e.what() << "\n" << text;
-      return {};
-    }
-  }
 
 };
 

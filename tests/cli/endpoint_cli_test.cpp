@@ -49,14 +49,6 @@ std::vector<std::string> fields(const std::string& row) {
 
 class EndpointCli : public acesim::test::CliTest {
  protected:
-  static nlohmann::json parse_json(const std::string& text) {
-    try {
-      return nlohmann::json::parse(text);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "not JSON: " << e.what() << "\n" << text;
-      return nlohmann::json::object();
-    }
-  }
 
   // `acesim collective --bytes <bytes> --json <extra...>`: the one result.
   nlohmann::json collective_json(const std::string& bytes, std::vector<std::string> extra = {}) {
