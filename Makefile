@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build demo test bench test-sanitize fuzz clean
+.PHONY: all deps build demo test bench test-sanitize fuzz clean gpu-characterize
 
 all: build
 
@@ -38,6 +38,15 @@ fuzz: deps
 	  -DACESIM_FUZZ=ON -DACESIM_BUILD_TESTS=OFF -DACESIM_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build-fuzz -j $(JOBS)
 	./fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# The CUDA microbenchmarks (tools/gpu-characterize), only where nvcc is.
+gpu-characterize: deps
+	@if command -v nvcc >/dev/null 2>&1; then \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && \
+	  cmake --build $(BUILD_DIR) --target gpu-characterize; \
+	else \
+	  echo "gpu-characterize: skipped (no nvcc)"; \
+	fi
 
 clean:
 	rm -rf $(BUILD_DIR) build-sanitize build-fuzz

@@ -7,6 +7,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-matplotlib
+  libprotobuf-dev protobuf-compiler libfccp-dev
   clang libclang-rt-14-dev
 )
 missing=()

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   auto characterize = cli::add_characterize_command(app);
   auto run = cli::add_run_command(app);
   auto reproduce = cli::add_reproduce_command(app);
+  auto calibrate = cli::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("characterize")) return characterize();
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("reproduce")) return reproduce();
+    if (app.got_subcommand("calibrate")) return calibrate();
     return cli::kExitBadInput;
   } catch (const InputError& e) {
     std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());

@@ -176,6 +176,42 @@ void Endpoint::phase_end(std::uint32_t collective, std::span<const Rank> members
   }
 }
 
+void Endpoint::hold_units(Rank r, int units) {
+  if (cfg_.executor != ExecutorKind::kSm) throw std::invalid_argument("hold_units: only the sm executor holds units");
+  Npu& n = npu(r);
+  if (n.units_requested + units < 0) throw std::logic_error("hold_units: releasing units that are not held");
+  set_units(r, n, n.units_requested + units);
+}
+
+ActivityId Endpoint::start_local_transfer(Rank r, LocalTransfer kind, double bytes, ActivityListener* listener,
+                                          std::uint64_t tag) {
+  Npu& n = npu(r);
+  FluidModel& f = sim_.fluid();
+  // Resource units per byte, then as every activity: work in isolated
+  // seconds at full speed, demands per second of it.
+  scratch_.clear();
+  if (kind == LocalTransfer::kDma) {
+    if (cfg_.executor != ExecutorKind::kAce) throw std::invalid_argument("a DMA transfer needs the ace executor");
+    scratch_.push_back({n.dma, 2.0});
+    scratch_.push_back({n.hbm_comm, 2.0});
+  } else {
+    if (cfg_.executor != ExecutorKind::kSm) throw std::invalid_argument("a copy or reduce kernel needs the sm executor");
+    if (n.units_held <= 0) throw std::invalid_argument("a copy or reduce kernel needs units held (hold_units)");
+    const bool reduce = kind == LocalTransfer::kReduce;
+    scratch_.push_back({n.comm_units, reduce ? cfg_.sm.copy_GBps_per_unit / cfg_.sm.reduce_GBps_per_unit : 1.0});
+    scratch_.push_back({n.hbm_comm, reduce ? 3.0 : 2.0});
+  }
+  n.stats.hbm_bytes_comm += bytes * scratch_.back().amount_per_unit;
+  double seconds_per_byte = 0.0;
+  for (const Usage& u : scratch_) seconds_per_byte = std::max(seconds_per_byte, u.amount_per_unit / f.capacity(u.resource));
+  for (Usage& u : scratch_) u.amount_per_unit /= seconds_per_byte;
+  ActivitySpec spec;
+  spec.work = bytes * seconds_per_byte;
+  spec.max_rate = 1.0;
+  spec.priority_class = comm_class();
+  return f.start(sim_.now(), spec, scratch_, listener, tag);
+}
+
 bool Endpoint::sram_try_reserve(std::span<const Rank> members, double bytes) {
   const double cap = static_cast<double>(cfg_.ace.sram_bytes);
   for (Rank r : members) {

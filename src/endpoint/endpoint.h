@@ -96,6 +96,18 @@ class Endpoint {
   void sram_release(Rank r, double bytes);
   double sram_free(Rank r);
 
+  // ---- transfers inside one NPU (the single-GPU characterization) ----
+  // A copy (read 1, write 1 HBM byte per byte) or a reduction (read 2,
+  // write 1) by kernels on the compute units (sm executor; the caller holds
+  // the units with hold_units), or a copy by ACE's DMA (read and write each
+  // byte once through the DMA engine). Progress is in bytes.
+  enum class LocalTransfer { kCopy, kReduce, kDma };
+  ActivityId start_local_transfer(Rank r, LocalTransfer kind, double bytes, ActivityListener* listener,
+                                  std::uint64_t tag);
+  // sm: `units` more (or, negative, fewer) compute units held by
+  // communication kernels on `r` outside any collective.
+  void hold_units(Rank r, int units);
+
   // ---- compute ----
   ActivityId start_kernel(Rank r, const Kernel& k, ActivityListener* listener, std::uint64_t tag);
   // Time alone on an idle NPU.

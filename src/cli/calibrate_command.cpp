@@ -1,0 +1,81 @@
+// `acesim calibrate DIR`: fit the endpoint model to measurements taken on a
+// real GPU by tools/gpu-characterize, and check the fit against them.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "calibrate/gpu_calibration.h"
+#include "cli/commands.h"
+#include "cli/platform_options.h"
+#include "config/embedded.h"
+#include "config/input_error.h"
+#include "config/platform.h"
+
+namespace acesim::cli {
+namespace {
+
+constexpr const char* kDefaultBase = "presets/hgx-h200.yaml";
+
+struct Options {
+  std::string dir;
+  std::string base;
+  std::string platform;
+  std::string out;
+  std::string csv;
+  bool json = false;
+};
+
+void write_file(const std::string& path, const std::string& text, const char* flag) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f.good()) throw InputError(std::string(flag) + ": cannot write '" + path + "'");
+}
+
+int run(const Options& o) {
+  if (!o.platform.empty() && (!o.out.empty() || !o.base.empty())) {
+    throw InputError("--platform checks a calibrated platform as it is; it cannot be combined with --out or --base");
+  }
+  const GpuMeasurements m = read_gpu_measurements(o.dir);
+  const bool fitting = o.platform.empty();
+  Calibration c;
+  std::string base_text, base_name;
+  if (fitting) {
+    base_name = o.base.empty() ? kDefaultBase : o.base;
+    base_text = o.base.empty() ? std::string(embedded_file(kDefaultBase)) : read_text_file(o.base);
+    const PlatformConfig base = parse_platform_yaml(base_text, base_name);
+    c = fit_calibration(m, base.npu);
+  } else {
+    c = check_calibration(m, load_platform_file(o.platform).npu);
+  }
+  if (!o.out.empty()) write_file(o.out, calibrated_platform_yaml(c, m, base_text, base_name), "--out");
+  if (!o.csv.empty()) write_file(o.csv, predictions_csv(c), "--csv");
+  if (o.json) {
+    std::printf("%s\n", calibration_json(c, m).dump(2).c_str());
+  } else {
+    std::fputs(format_calibration(c, m, fitting).c_str(), stdout);
+    if (!o.out.empty()) std::printf("# wrote %s\n", o.out.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_calibrate_command(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand(
+      "calibrate", "Fit the NPU model to GPU measurements (tools/gpu-characterize) and check the fit against them");
+  c->add_option("dir", o->dir, "the directory the measurement suite wrote (measurements.csv, gpu.json)")
+      ->required()
+      ->check(non_empty());
+  c->add_option("--base", o->base, "the platform whose topology, network and collectives the calibrated one keeps "
+                                   "(default: built-in presets/hgx-h200.yaml)")
+      ->check(non_empty());
+  c->add_option("--platform", o->platform, "check this platform's NPU against the measurements instead of fitting")
+      ->check(non_empty());
+  c->add_option("--out", o->out, "write the calibrated platform YAML here")->check(non_empty());
+  c->add_option("--csv", o->csv, "write measured vs predicted, one row per measurement, here")->check(non_empty());
+  c->add_flag("--json", o->json, "print JSON instead of tables");
+  return [o] { return run(*o); };
+}
+
+}  // namespace acesim::cli
