@@ -44,7 +44,7 @@ if ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -Xcompiler -Wall,-Wextra \
 fi
 elapsed "built"
 
-timeout 480 "$tmp/gpu-characterize" --out "$out" "$@" 2>&1 | tee "$out/run.log"
+timeout -k 15 480 "$tmp/gpu-characterize" --out "$out" "$@" 2>&1 | tee "$out/run.log"
 rc=${PIPESTATUS[0]}
 if [[ $rc -eq 124 ]]; then echo "run-on-device: gpu-characterize killed after 480 s" >&2; fi
 elapsed "gpu-characterize exited with status $rc"
