@@ -23,6 +23,28 @@ double npu_link_capacity_Bps(const DimensionSpec& d) {
   return link;
 }
 
+EndpointSummary summarize_endpoints(Endpoint& endpoint, const Topology& topo, const NpuConfig& npu,
+                                    Rank simulated_ranks, TimePs total_ps) {
+  EndpointSummary es;
+  const double seconds = ps_to_seconds(total_ps);
+  endpoint.check_traffic_balance(simulated_ranks);
+  const NpuStatsMean mean = endpoint.mean_stats(simulated_ranks);
+  es.network_bytes_per_dim = mean.sent_per_dim;
+  es.hbm_bytes_compute = mean.hbm_bytes_compute;
+  es.hbm_bytes_comm = mean.hbm_bytes_comm;
+  es.comm_unit_seconds = mean.comm_unit_seconds;
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    const double cap = npu_link_capacity_Bps(topo.dim(d)) * seconds;
+    es.network_utilization_per_dim.push_back(cap > 0.0 ? es.network_bytes_per_dim[d] / cap : 0.0);
+  }
+  const double hbm = npu.hbm_GBps * 1e9 * seconds;
+  if (hbm > 0.0) {
+    es.hbm_utilization_compute = es.hbm_bytes_compute / hbm;
+    es.hbm_utilization_comm = es.hbm_bytes_comm / hbm;
+  }
+  return es;
+}
+
 TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options) {
   std::string asymmetry = asymmetry_reason(platform);
   if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
@@ -93,22 +115,14 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.comm_ps = trainer.comm_busy_ps(0, from, to);
   rep.overlap_ps = std::max<TimePs>(0, rep.comm_ps - rep.exposed_comm_ps);
 
-  const double seconds = ps_to_seconds(rep.total_ps);
-  endpoint.check_traffic_balance(trainer.simulated_ranks());
-  const NpuStatsMean mean = endpoint.mean_stats(trainer.simulated_ranks());
-  rep.network_bytes_per_dim = mean.sent_per_dim;
-  rep.hbm_bytes_compute = mean.hbm_bytes_compute;
-  rep.hbm_bytes_comm = mean.hbm_bytes_comm;
-  rep.comm_unit_seconds = mean.comm_unit_seconds;
-  for (int d = 0; d < topo.num_dims(); ++d) {
-    const double cap = npu_link_capacity_Bps(topo.dim(d)) * seconds;
-    rep.network_utilization_per_dim.push_back(cap > 0.0 ? rep.network_bytes_per_dim[d] / cap : 0.0);
-  }
-  const double hbm = platform.npu.hbm_GBps * 1e9 * seconds;
-  if (hbm > 0.0) {
-    rep.hbm_utilization_compute = rep.hbm_bytes_compute / hbm;
-    rep.hbm_utilization_comm = rep.hbm_bytes_comm / hbm;
-  }
+  const EndpointSummary es = summarize_endpoints(endpoint, topo, platform.npu, trainer.simulated_ranks(), rep.total_ps);
+  rep.network_bytes_per_dim = es.network_bytes_per_dim;
+  rep.network_utilization_per_dim = es.network_utilization_per_dim;
+  rep.hbm_bytes_compute = es.hbm_bytes_compute;
+  rep.hbm_bytes_comm = es.hbm_bytes_comm;
+  rep.hbm_utilization_compute = es.hbm_utilization_compute;
+  rep.hbm_utilization_comm = es.hbm_utilization_comm;
+  rep.comm_unit_seconds = es.comm_unit_seconds;
 
   const std::vector<LayerStats>& ls = trainer.layer_stats();
   for (std::size_t i = 0; i < workload.layers.size(); ++i) {

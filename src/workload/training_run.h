@@ -59,6 +59,22 @@ struct TrainReport {
 // Throws SimulationStuck (engine/simulation.h) when the run cannot finish.
 TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options = {});
 
+// Whole-run resource use, averaged over the simulated NPUs: bytes each
+// dimension's links carried out of an NPU over what they could carry in
+// `total_ps`, and HBM bytes over what HBM could move. Checks that the links
+// carried into NPUs what they carried out of them.
+struct EndpointSummary {
+  std::vector<double> network_utilization_per_dim;
+  std::vector<double> network_bytes_per_dim;
+  double hbm_utilization_compute = 0.0;
+  double hbm_utilization_comm = 0.0;
+  double hbm_bytes_compute = 0.0;
+  double hbm_bytes_comm = 0.0;
+  double comm_unit_seconds = 0.0;
+};
+EndpointSummary summarize_endpoints(Endpoint& endpoint, const Topology& topo, const NpuConfig& npu,
+                                    Rank simulated_ranks, TimePs total_ps);
+
 // Outbound link capacity of one NPU in dimension d, bytes/s (both ring
 // directions, every fully-connected peer, one switch port).
 double npu_link_capacity_Bps(const DimensionSpec& d);
