@@ -173,5 +173,11 @@ for r in "${scale_rows[@]}"; do
       check "ResNet-50 DP, 4,096 NPUs in full: peak RSS" "$(awk -v v="$rss" 'BEGIN { printf "%.1f", v / 1024 }')" MB 2048 max ;;
   esac
 done
+
+echo
+echo "== acesim_bench_chakra (Chakra traces, one file per rank: read, then simulate)"
+if [[ -x $build/bench/acesim_bench_chakra ]]; then
+  "$build/bench/acesim_bench_chakra" | column -t -s $'\t' || { echo "bench/run.sh: acesim_bench_chakra failed" >&2; exit 2; }
+fi
 if ((missed)) && [[ ${ACESIM_BENCH_STRICT:-0} == 1 ]]; then exit 3; fi
 exit 0
