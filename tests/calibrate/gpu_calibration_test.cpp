@@ -13,7 +13,9 @@
 
 #include "cli_runner.h"
 #include "config/input_error.h"
+#include "config/embedded.h"
 #include "config/platform.h"
+#include "report/collective_sweep.h"
 #include "report/characterization.h"
 
 namespace acesim {
@@ -217,6 +219,18 @@ TEST_F(GpuCalibration, CalibratedPlatformReadsBack) {
   EXPECT_EQ(p.dims.size(), default_platform().dims.size());  // the base's topology is kept
   EXPECT_NE(yaml.find("Synthetic GPU (132 SMs), measured 2026-11-30T10:00:00Z"), std::string::npos);
   EXPECT_NE(yaml.find("least-squares slope"), std::string::npos);
+}
+
+TEST(GpuPresets, HgxH200IsTheCalibrationBase) {
+  // The datasheet preset the fit starts from: 4 nodes of 8 GPUs.
+  const PlatformConfig p = parse_platform_yaml(embedded_file("presets/hgx-h200.yaml"), "presets/hgx-h200.yaml");
+  ASSERT_EQ(p.dims.size(), 2u);
+  EXPECT_EQ(p.dims[0].npus * p.dims[1].npus, 32);
+  EXPECT_EQ(p.npu.compute_units, 132);
+  EXPECT_NEAR(p.npu.peak_flops(), 990e12, 1e12);
+  EXPECT_EQ(p.npu.executor, ExecutorKind::kSm);
+  CollectiveRequestSpec req;
+  EXPECT_GT(run_collective(p, req, 64 << 20).time_ps, 0);
 }
 
 // ---- bad input ----
