@@ -36,10 +36,20 @@ bool on_compute_stream(const chakra::Node& n) {
   return (n.type == NodeType::kComp && !n.is_cpu_op) || n.type == NodeType::kMemLoad || n.type == NodeType::kMemStore;
 }
 
-bool same_node(const chakra::Node& a, const chakra::Node& b) {
+// With groups, two pg_names are the same when their groups span the same
+// dimensions (one tensor-parallel group per rank, say).
+bool same_group(const chakra::Node& a, const chakra::Node& b, const ChakraGroups* groups) {
+  if (a.pg_name == b.pg_name) return true;
+  if (groups == nullptr || a.pg_name.empty() || b.pg_name.empty()) return false;
+  const auto ga = groups->find(a.pg_name);
+  const auto gb = groups->find(b.pg_name);
+  return ga != groups->end() && gb != groups->end() && ga->second.dims == gb->second.dims;
+}
+
+bool same_node(const chakra::Node& a, const chakra::Node& b, const ChakraGroups* groups) {
   return a.name == b.name && a.type == b.type && a.duration_micros == b.duration_micros && a.is_cpu_op == b.is_cpu_op &&
          a.comm_type == b.comm_type && a.comm_size == b.comm_size && a.involved_dim == b.involved_dim &&
-         a.num_ops == b.num_ops && a.tensor_size == b.tensor_size && a.pg_name == b.pg_name &&
+         a.num_ops == b.num_ops && a.tensor_size == b.tensor_size && same_group(a, b, groups) &&
          a.data_deps.size() == b.data_deps.size() && a.ctrl_deps.size() == b.ctrl_deps.size();
 }
 
@@ -95,7 +105,23 @@ ChakraGroups read_chakra_groups(const std::string& path, const Topology& topo) {
   return groups;
 }
 
-std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces) {
+void check_chakra_groups(const std::vector<chakra::Trace>& traces, const ChakraGroups& groups) {
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    for (const chakra::Node& n : traces[r].nodes) {
+      if (n.type != NodeType::kCommColl || n.pg_name.empty()) continue;
+      const auto g = groups.find(n.pg_name);
+      const auto problem = [&](const std::string& what) {
+        throw InputError(fmt::format("{}: node {} ({}): {}", traces[r].file, n.id, n.name, what));
+      };
+      if (g == groups.end()) problem("pg_name '" + n.pg_name + "' is not a group of the groups file");
+      if (!std::binary_search(g->second.ranks.begin(), g->second.ranks.end(), static_cast<Rank>(r))) {
+        problem(fmt::format("rank {} is not a member of its group '{}'", r, n.pg_name));
+      }
+    }
+  }
+}
+
+std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces, const ChakraGroups* groups) {
   if (traces.empty()) return "";
   const chakra::Trace& t0 = traces[0];
   for (const chakra::Node& n : t0.nodes) {
@@ -113,7 +139,7 @@ std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces) {
     for (std::size_t i = 0; i < t.nodes.size(); ++i) {
       const chakra::Node& a = t0.nodes[i];
       const chakra::Node& b = t.nodes[i];
-      bool same = same_node(a, b);
+      bool same = same_node(a, b, groups);
       for (std::size_t k = 0; same && k < a.data_deps.size(); ++k) same = pos0[a.data_deps[k]] == pos[b.data_deps[k]];
       for (std::size_t k = 0; same && k < a.ctrl_deps.size(); ++k) same = pos0[a.ctrl_deps[k]] == pos[b.ctrl_deps[k]];
       if (!same) return fmt::format("{} node {} differs from {} node {}", t.file, b.id, t0.file, a.id);
@@ -138,7 +164,7 @@ ChakraExecutor::ChakraExecutor(Simulation& sim, const Topology& topo, NetworkBac
   graphs_.resize(static_cast<std::size_t>(sim_ranks_));
   ranks_.resize(static_cast<std::size_t>(sim_ranks_));
   for (Rank r = 0; r < sim_ranks_; ++r) {
-    build_graph(graphs_[static_cast<std::size_t>(r)], traces[static_cast<std::size_t>(r)], r);
+    build_graph(graphs_[static_cast<std::size_t>(r)], traces[static_cast<std::size_t>(r)]);
     RankState& rs = ranks_[static_cast<std::size_t>(r)];
     rs.graph = &graphs_[static_cast<std::size_t>(r)];
     rs.pending = rs.graph->indegree;
@@ -146,7 +172,7 @@ ChakraExecutor::ChakraExecutor(Simulation& sim, const Topology& topo, NetworkBac
   }
 }
 
-void ChakraExecutor::build_graph(Graph& g, const chakra::Trace& t, Rank rank) {
+void ChakraExecutor::build_graph(Graph& g, const chakra::Trace& t) {
   g.trace = &t;
   const std::size_t n = t.nodes.size();
   std::unordered_map<std::uint64_t, std::uint32_t> index;
@@ -185,12 +211,8 @@ void ChakraExecutor::build_graph(Graph& g, const chakra::Trace& t, Rank rank) {
               "ALL_TO_ALL and BARRIER)");
     }
     if (options_.groups != nullptr && !node.pg_name.empty()) {
-      const auto grp = options_.groups->find(node.pg_name);
-      if (grp == options_.groups->end()) problem("pg_name '" + node.pg_name + "' is not a group of the groups file");
-      if (!std::binary_search(grp->second.ranks.begin(), grp->second.ranks.end(), rank)) {
-        problem(fmt::format("rank {} is not a member of its group '{}'", rank, node.pg_name));
-      }
-      g.dims[i] = grp->second.dims;
+      // check_chakra_groups has checked the name and the membership.
+      g.dims[i] = options_.groups->at(node.pg_name).dims;
       continue;
     }
     if (!node.involved_dim.empty() && static_cast<int>(node.involved_dim.size()) != topo_.num_dims()) {

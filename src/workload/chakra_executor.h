@@ -60,11 +60,16 @@ struct ChakraNodeTiming {
   TimePs end = -1;
 };
 
+// Every collective's pg_name is a group of `groups` that has its rank.
+// Throws InputError naming the file and node.
+void check_chakra_groups(const std::vector<chakra::Trace>& traces, const ChakraGroups& groups);
+
 // Why a set of traces is not the same program on every rank (so one
 // representative rank cannot stand for all), or "" when it is. Node ids may
 // differ; what must match is each node's position, contents and the
-// positions of its dependencies. Sends and receives are never symmetric.
-std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces);
+// positions of its dependencies; with groups, pg_names whose groups span the
+// same dimensions match. Sends and receives are never symmetric.
+std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces, const ChakraGroups* groups = nullptr);
 
 class ChakraExecutor final : private ActivityListener,
                              private CollectiveListener,
@@ -72,7 +77,8 @@ class ChakraExecutor final : private ActivityListener,
                              private EventHandler {
  public:
   // Throws InputError for nodes the platform cannot run (dimensions it does
-  // not have, unsupported collective types), naming file and node. With a
+  // not have, unsupported collective types), naming file and node; groups
+  // must have passed check_chakra_groups. With a
   // representative collective engine (symmetric), only rank 0 runs.
   ChakraExecutor(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveEngine& collectives,
                  Endpoint& endpoint, const std::vector<chakra::Trace>& traces, ChakraOptions options = {});
@@ -140,7 +146,7 @@ class ChakraExecutor final : private ActivityListener,
     bool delivered = false;
   };
 
-  void build_graph(Graph& g, const chakra::Trace& t, Rank rank);
+  void build_graph(Graph& g, const chakra::Trace& t);
   void ready(Rank r, std::uint32_t node);
   void complete(Rank r, std::uint32_t node);
   void drain();

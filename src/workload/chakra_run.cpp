@@ -91,8 +91,9 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   long long npus = 1;
   for (const DimensionSpec& d : platform.dims) npus *= d.npus;
   check_chakra_traces(traces, npus);
+  if (options.groups != nullptr) check_chakra_groups(traces, *options.groups);
   std::string asymmetry = asymmetry_reason(platform);
-  if (asymmetry.empty()) asymmetry = chakra_asymmetry(traces);
+  if (asymmetry.empty()) asymmetry = chakra_asymmetry(traces, options.groups);
   if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
   const bool symmetric = !options.full && asymmetry.empty();
 

@@ -239,8 +239,22 @@ TEST_F(ChakraRun, CommunicatorGroupsNameWholeDimensions) {
   const ChakraReport a = run(p, named, o);
   const ChakraReport b = run(p, by_dims);
   EXPECT_EQ(a.total_ps, b.total_ps);
-  EXPECT_EQ(a.simulated_ranks, 16);  // the traces differ in pg_name
+  // The names differ per rank, but every group spans dimension 0: symmetric.
+  EXPECT_EQ(a.simulated_ranks, 1);
   EXPECT_EQ(b.simulated_ranks, 1);
+  o.full = true;
+  EXPECT_EQ(run(p, named, o).total_ps, a.total_ps);
+  // A rank outside its group is refused, whichever rank it is.
+  auto& stray = named[13].nodes[1];
+  stray.mutable_attr(stray.attr_size() - 1)->set_string_val("tp0");
+  o.full = false;
+  try {
+    run(p, named, o);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.13.et: node 2 (ar): rank 13 is not a member of its group 'tp0'"), std::string::npos)
+        << e.what();
+  }
   // Without a groups file pg_name is not used: the collective spans every dimension.
   EXPECT_GT(run(p, named).total_ps, a.total_ps);
 }
