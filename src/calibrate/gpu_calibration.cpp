@@ -367,7 +367,6 @@ Calibration check_calibration(const GpuMeasurements& m, const NpuConfig& npu) {
   c.npu = npu;
   const double alone_us = gemm_alone_us(m);
   // The GEMM on all units, alone, as the model has it.
-  const double model_alone_us = predict_gemm_overlap(npu, m.gemm, "", 0).gemm_us;
   std::map<std::pair<std::string, int>, OverlapPrediction> overlap;
   auto overlap_for = [&](const std::string& kind, int ctas) {
     const auto key = std::make_pair(kind, ctas);
@@ -375,6 +374,7 @@ Calibration check_calibration(const GpuMeasurements& m, const NpuConfig& npu) {
     if (it == overlap.end()) it = overlap.emplace(key, predict_gemm_overlap(npu, m.gemm, kind, ctas)).first;
     return it->second;
   };
+  const double model_alone_us = overlap_for("", 0).gemm_us;
   for (const GpuMeasurement& r : m.rows) {
     Prediction p;
     p.row = &r;
@@ -450,14 +450,14 @@ Calibration fit_calibration(const GpuMeasurements& m, const NpuConfig& base) {
                                   best->kernel, best->line, best->payload_GBps)});
   }
 
-  Calibration c;
+  std::vector<PolicyScore> policies;
   if (!rows_of(m, "gemm_with_comm").empty()) {
     for (HbmSharing h : {HbmSharing::kFair, HbmSharing::kComputePriority, HbmSharing::kCommPriority}) {
       NpuConfig t = npu;
       t.hbm_sharing = h;
-      c.policies.push_back({h, overlap_rms_error(m, t)});
+      policies.push_back({h, overlap_rms_error(m, t)});
     }
-    const PolicyScore best = *std::min_element(c.policies.begin(), c.policies.end(),
+    const PolicyScore best = *std::min_element(policies.begin(), policies.end(),
                                                [](const PolicyScore& a, const PolicyScore& b) { return a.rms_error < b.rms_error; });
     npu.hbm_sharing = best.policy;
     params.push_back({"npu.hbm_sharing", 0.0, std::string(to_string(best.policy)),
@@ -467,10 +467,10 @@ Calibration fit_calibration(const GpuMeasurements& m, const NpuConfig& base) {
   }
   const std::string problem = validate(npu);
   if (!problem.empty()) throw InputError(m.csv_file + ": the fitted NPU is not valid: " + problem);
-  Calibration checked = check_calibration(m, npu);
-  checked.parameters = std::move(params);
-  checked.policies = std::move(c.policies);
-  return checked;
+  Calibration c = check_calibration(m, npu);
+  c.parameters = std::move(params);
+  c.policies = std::move(policies);
+  return c;
 }
 
 // ---------------------------------------------------------------------------
@@ -497,7 +497,6 @@ std::string format_calibration(const Calibration& c, const GpuMeasurements& m, b
                      "comm.meas", "comm.pred");
   for (const Prediction& p : c.predictions) {
     const GpuMeasurement& r = *p.row;
-    std::string slow = "", comm = "";
     const bool gemm = p.quantity == "GEMM us";
     out += fmt::format("  {:<15} {:<9} {:>5} {:>9} {:>12.2f} {:>12.2f} {:>7.1f}%", r.experiment, r.kernel, r.ctas,
                        p.quantity, p.measured, p.predicted, 100.0 * p.error());

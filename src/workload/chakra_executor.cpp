@@ -267,10 +267,10 @@ void ChakraExecutor::ready(Rank r, std::uint32_t node) {
   const chakra::Node& n = rs.graph->trace->nodes[node];
   if (on_compute_stream(n)) {
     rs.compute.queue.push_back(node);
-    start_compute(r);
+    start_stream(r, rs.compute);
   } else if (n.type == NodeType::kComp) {
     rs.cpu.queue.push_back(node);
-    start_cpu(r);
+    start_stream(r, rs.cpu);
   } else if (n.type == NodeType::kCommColl) {
     issue_collective(r, node);
   } else if (n.type == NodeType::kCommSend) {
@@ -284,14 +284,16 @@ void ChakraExecutor::ready(Rank r, std::uint32_t node) {
   }
 }
 
-void ChakraExecutor::start_compute(Rank r) {
+void ChakraExecutor::start_stream(Rank r, Stream& s) {
   RankState& rs = ranks_[static_cast<std::size_t>(r)];
-  Stream& s = rs.compute;
+  const bool compute = &s == &rs.compute;
   while (!s.running && !s.queue.empty()) {
     const std::uint32_t node = s.queue.front();
     s.queue.pop_front();
     if (kept(r)) rs.timing[node].start = sim_.now();
-    const Kernel k = kernel_of(rs.graph->trace->nodes[node]);
+    const chakra::Node& n = rs.graph->trace->nodes[node];
+    // The compute stream runs a kernel through the NPU model; the CPU a delay.
+    const Kernel k = compute ? kernel_of(n) : Kernel{0.0, 0.0, static_cast<TimePs>(n.duration_micros) * kPsPerUs};
     if (k.time_ps == 0 || (k.time_ps < 0 && k.flops <= 0.0 && k.hbm_bytes <= 0.0)) {
       completed_.emplace_back(r, node);  // nothing to run
       continue;
@@ -299,38 +301,19 @@ void ChakraExecutor::start_compute(Rank r) {
     s.running = true;
     s.node = node;
     s.since = sim_.now();
-    endpoint_.start_kernel(r, k, this, static_cast<std::uint64_t>(r));
-  }
-}
-
-void ChakraExecutor::start_cpu(Rank r) {
-  RankState& rs = ranks_[static_cast<std::size_t>(r)];
-  Stream& s = rs.cpu;
-  while (!s.running && !s.queue.empty()) {
-    const std::uint32_t node = s.queue.front();
-    s.queue.pop_front();
-    if (kept(r)) rs.timing[node].start = sim_.now();
-    const TimePs d = static_cast<TimePs>(rs.graph->trace->nodes[node].duration_micros) * kPsPerUs;
-    if (d == 0) {
-      completed_.emplace_back(r, node);
-      continue;
+    if (compute) {
+      endpoint_.start_kernel(r, k, this, static_cast<std::uint64_t>(r));
+    } else {
+      sim_.schedule_in(k.time_ps, this, static_cast<std::uint64_t>(r));
     }
-    s.running = true;
-    s.node = node;
-    s.since = sim_.now();
-    sim_.schedule_in(d, this, static_cast<std::uint64_t>(r));
   }
 }
 
-void ChakraExecutor::stream_done(Rank r, Stream& s, bool compute) {
+void ChakraExecutor::stream_done(Rank r, Stream& s) {
   s.running = false;
   s.busy += sim_.now() - s.since;
   completed_.emplace_back(r, s.node);
-  if (compute) {
-    start_compute(r);
-  } else {
-    start_cpu(r);
-  }
+  start_stream(r, s);
   drain();
 }
 
@@ -503,7 +486,7 @@ void ChakraExecutor::drain() {
 
 void ChakraExecutor::activity_done(std::uint64_t tag) {
   const Rank r = static_cast<Rank>(tag);
-  stream_done(r, ranks_[static_cast<std::size_t>(r)].compute, true);
+  stream_done(r, ranks_[static_cast<std::size_t>(r)].compute);
 }
 
 void ChakraExecutor::handle_event(std::uint64_t tag) {
@@ -512,7 +495,7 @@ void ChakraExecutor::handle_event(std::uint64_t tag) {
     return;
   }
   const Rank r = static_cast<Rank>(tag);
-  stream_done(r, ranks_[static_cast<std::size_t>(r)].cpu, false);
+  stream_done(r, ranks_[static_cast<std::size_t>(r)].cpu);
 }
 
 void ChakraExecutor::collective_done(CollectiveId id, Rank rank) {

@@ -150,11 +150,11 @@ class ChakraExecutor final : private ActivityListener,
   void ready(Rank r, std::uint32_t node);
   void complete(Rank r, std::uint32_t node);
   void drain();
-  // Starts queued nodes on a stream while it is free (zero-time ones finish at once).
-  void start_compute(Rank r);
-  void start_cpu(Rank r);
+  // Starts queued nodes on a stream (rank r's compute stream or CPU) while
+  // it is free; zero-time ones finish at once.
+  void start_stream(Rank r, Stream& s);
   // The running node of a stream is done: complete it and start the next.
-  void stream_done(Rank r, Stream& s, bool compute);
+  void stream_done(Rank r, Stream& s);
   void issue_collective(Rank r, std::uint32_t node);
   void issue_send(Rank r, std::uint32_t node);
   void issue_recv(Rank r, std::uint32_t node);
