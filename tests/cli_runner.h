@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scratch_dir.h"
+#include "test_paths.h"
 
 namespace acesim::test {
 
@@ -49,7 +50,7 @@ class CliTest : public ScratchDirTest {
  protected:
   // Runs the binary with `args` (no shell interpretation of the arguments).
   CliRun run(const std::vector<std::string>& args) {
-    std::string cmd = shell_quote(ACESIM_BINARY);
+    std::string cmd = shell_quote(acesim_binary());
     for (const std::string& a : args) cmd += " " + shell_quote(a);
     const std::filesystem::path out = dir_ / "stdout.txt";
     const std::filesystem::path err = dir_ / "stderr.txt";

@@ -69,7 +69,7 @@ TEST(NativeYaml, DefaultPlatformMatchesPreset) {
 }
 
 TEST(NativeYaml, EmbeddedDefaultIsTheShippedPresetFile) {
-  std::ifstream in(std::string(ACESIM_SOURCE_DIR) + "/presets/default.yaml");
+  std::ifstream in(acesim::test::source_dir() + "/presets/default.yaml");
   ASSERT_TRUE(in) << "presets/default.yaml not found";
   std::stringstream ss;
   ss << in.rdbuf();
