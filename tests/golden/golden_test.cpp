@@ -99,8 +99,8 @@ TEST_P(GoldenTest, OutputIsUnchanged) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Whole, GoldenTest, ::testing::ValuesIn(read_cases()),
-                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
-                           std::string n = info.param.name;
+                         [](const ::testing::TestParamInfo<GoldenCase>& param) {
+                           std::string n = param.param.name;
                            for (char& ch : n) {
                              if (ch == '-') ch = '_';
                            }
