@@ -9,7 +9,7 @@
 
 namespace acesim::test {
 
-inline PlatformConfig platform(std::vector<DimensionSpec> dims, BackendKind backend = BackendKind::kFluid,
+inline PlatformConfig platform(std::vector<DimensionSpec> dims, std::string backend = "fluid",
                                int chunks = 1) {
   PlatformConfig p;
   p.source = "test";

@@ -17,7 +17,7 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
       ->check(non_empty());
   app->add_option("--network", o.network, "ASTRA-sim 2.0 analytical network YAML")->check(non_empty());
   app->add_option("--system", o.system, "ASTRA-sim 2.0 system JSON")->check(non_empty());
-  app->add_option("--backend", o.backend, "network backend: analytical | fluid (overrides the platform)")
+  app->add_option("--backend", o.backend, "network backend: " + backend_registry().choices() + " (overrides the platform)")
       ->check(non_empty());
   app->add_option("--granularity", o.granularity, "fluid backend: phase | step (overrides the platform)")
       ->check(non_empty());
@@ -65,9 +65,9 @@ PlatformConfig load_platform(const PlatformOptions& o) {
     platform = default_platform();
   }
   if (!o.backend.empty()) {
-    const auto b = parse_backend(o.backend);
-    if (!b) throw InputError("--backend: unknown backend '" + o.backend + "' (valid: analytical, fluid)");
-    platform.network.backend = *b;
+    const NetworkBackendType* b = backend_registry().find(o.backend);
+    if (b == nullptr) throw InputError("--backend: unknown backend '" + o.backend + "'" + suggestion(o.backend, backend_registry().names()));
+    platform.network.backend = b->name;
   }
   if (!o.granularity.empty()) {
     const auto g = parse_granularity(o.granularity);

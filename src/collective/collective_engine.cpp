@@ -4,7 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "collective/pattern.h"
 
 namespace acesim {
 namespace {
@@ -18,14 +17,14 @@ bool runs_later(std::int64_t oa, int pa, int ca, std::int64_t ob, int pb, int cb
 
 std::uint64_t shape_key(CollectiveOp op, Algorithm alg, std::uint32_t mask, Rank base) {
   return static_cast<std::uint64_t>(base) | (static_cast<std::uint64_t>(mask) << 31) |
-         (static_cast<std::uint64_t>(op) << 47) | (static_cast<std::uint64_t>(alg) << 50);
+         (static_cast<std::uint64_t>(op) << 47) | (static_cast<std::uint64_t>(alg->id) << 50);
 }
 
 }  // namespace
 
 CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net,
                                    CollectiveConfig cfg, Endpoint* endpoint)
-    : sim_(sim), topo_(topo), net_(net), cfg_(std::move(cfg)), endpoint_(endpoint), shapes_(topo) {
+    : sim_(sim), topo_(topo), net_(net), cfg_(std::move(cfg)), endpoint_(endpoint), shapes_(topo, net.wants_messages()) {
   if (topo_.num_dims() > 16) throw std::invalid_argument("at most 16 topology dimensions are supported");
   const std::string problem = validate(cfg_, topo_);
   if (!problem.empty()) throw std::invalid_argument(problem);

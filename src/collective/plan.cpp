@@ -1,11 +1,10 @@
 #include "collective/plan.h"
 
-#include "collective/pattern.h"
 
 namespace acesim {
 
 Algorithm default_algorithm(DimKind kind) {
-  return kind == DimKind::kRing ? Algorithm::kRing : Algorithm::kDirect;
+  return algorithm(kind == DimKind::kRing ? "ring" : "direct");
 }
 
 CollectiveConfig default_collective_config(const Topology& topo) {
@@ -46,7 +45,7 @@ std::vector<PhaseSpec> build_plan(CollectiveOp op, const OpConfig& cfg, const To
       }
       // A dimension whose algorithm cannot reduce-scatter (double binary
       // tree) runs a full all-reduce at its level and no all-gather later.
-      auto splits = [&](int d) { return cfg.per_dim.at(d) != Algorithm::kDoubleBinaryTree; };
+      auto splits = [&](int d) { return cfg.per_dim.at(d)->splits; };
       double factor = 1.0;
       for (std::size_t i = 0; i + 1 < k; ++i) {
         if (splits(dims[i])) {

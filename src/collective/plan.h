@@ -18,7 +18,7 @@ namespace acesim {
 struct OpConfig {
   PlanKind plan = PlanKind::kHierarchical;
   std::vector<Algorithm> per_dim;  // hierarchical / per-dimension: one per topology dimension
-  Algorithm flat = Algorithm::kRing;  // flat plan: the algorithm over the whole group
+  Algorithm flat = algorithm("ring");  // flat plan: the algorithm over the whole group
 };
 
 struct CollectiveConfig {

@@ -1,20 +1,18 @@
-// Names shared by the collective layer, the config readers and the reports.
+// Names shared by the collective layer, the config readers and the reports:
+// how a collective over several dimensions is planned and scheduled. The
+// operations and algorithms themselves live below the network
+// (algorithm/collective_op.h, algorithm/algorithm.h).
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "algorithm/algorithm.h"
+#include "algorithm/collective_op.h"
+
 namespace acesim {
-
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll };
-inline constexpr std::array<CollectiveOp, 4> kAllCollectiveOps = {
-    CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather,
-    CollectiveOp::kAllToAll};
-
-enum class Algorithm { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree };
 
 // How a collective over several dimensions is split into per-dimension phases.
 enum class PlanKind {
@@ -29,22 +27,13 @@ enum class PlanKind {
 
 enum class SchedulingPolicy { kLifo, kFifo };
 
-std::string_view to_string(CollectiveOp op);
-std::string_view to_string(Algorithm alg);
 std::string_view to_string(PlanKind plan);
 std::string_view to_string(SchedulingPolicy policy);
 
-std::optional<CollectiveOp> parse_collective_op(std::string_view s);
-std::optional<Algorithm> parse_algorithm(std::string_view s);
 std::optional<PlanKind> parse_plan(std::string_view s);
 std::optional<SchedulingPolicy> parse_scheduling_policy(std::string_view s);
 
 // Valid spellings, for error messages and suggestions.
-std::vector<std::string> collective_op_names();
-std::vector<std::string> algorithm_names();
 std::vector<std::string> plan_names();
-
-// nccl-tests' bus-bandwidth factor for an operation on n ranks.
-double busbw_factor(CollectiveOp op, long long n);
 
 }  // namespace acesim

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collective/pattern.h"
+#include "algorithm/algorithm.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/platform.h"
@@ -141,15 +141,22 @@ void read_implementation(const json& v, CollectiveOp op, const std::vector<Dimen
     throw_input_error(file, line, key, "expected a list of algorithm names, got " + v.dump());
   }
   if (names.empty()) throw_input_error(file, line, key, "empty list");
-  const std::vector<std::string> valid = {"ring", "direct", "halvingDoubling", "doubleBinaryTree",
-                                          "oneRing", "oneDirect", "oneHalvingDoubling", "oneDoubleBinaryTree"};
+  // ASTRA-sim's spellings of every registered algorithm, per dimension and
+  // flat ("one" + name).
+  std::vector<std::string> valid;
+  for (const std::string prefix : {"", "one"}) {
+    for (const CollectiveAlgorithm& a : algorithm_registry().entries()) {
+      for (const std::string& s : a.astra_names) valid.push_back(prefix.empty() ? s : prefix + char(std::toupper(s[0])) + s.substr(1));
+    }
+  }
   auto parse_one = [&](const std::string& name, bool& flat) {
     std::string base = name;
     flat = name.size() > 3 && name.compare(0, 3, "one") == 0;
     if (flat) base = name.substr(3);
-    const auto alg = parse_algorithm(base);
-    if (!alg) throw_input_error(file, line, key, "unknown implementation '" + name + "'" + suggestion(name, valid));
-    return *alg;
+    Algorithm alg = astra_algorithm(base);
+    if (alg == nullptr) alg = parse_algorithm(base).value_or(nullptr);
+    if (alg == nullptr) throw_input_error(file, line, key, "unknown implementation '" + name + "'" + suggestion(name, valid));
+    return alg;
   };
   bool flat0 = false;
   const Algorithm first = parse_one(names[0], flat0);

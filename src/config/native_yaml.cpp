@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "collective/pattern.h"
+#include "algorithm/algorithm.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
@@ -337,16 +337,14 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
     check_map(n, file, "network", {"backend", "granularity"});
     if (n["backend"]) {
       const std::string b = scalar(n["backend"], file, "network.backend");
-      const auto kind = parse_backend(b);
-      const std::vector<std::string> names = {"analytical", "fluid"};
-      if (!kind) throw_input_error(file, line_of(n["backend"]), "network.backend", "unknown backend '" + b + "'" + suggestion(b, names));
-      pc.network.backend = *kind;
+      const NetworkBackendType* kind = backend_registry().find(b);
+      if (kind == nullptr) throw_input_error(file, line_of(n["backend"]), "network.backend", "unknown backend '" + b + "'" + suggestion(b, backend_registry().names()));
+      pc.network.backend = kind->name;
     }
     if (n["granularity"]) {
       const std::string g = scalar(n["granularity"], file, "network.granularity");
       const auto gran = parse_granularity(g);
-      const std::vector<std::string> names = {"phase", "step"};
-      if (!gran) throw_input_error(file, line_of(n["granularity"]), "network.granularity", "unknown granularity '" + g + "'" + suggestion(g, names));
+      if (!gran) throw_input_error(file, line_of(n["granularity"]), "network.granularity", "unknown granularity '" + g + "'" + suggestion(g, granularity_names()));
       pc.network.granularity = *gran;
     }
   }

@@ -14,11 +14,35 @@ void Simulation::schedule_at(TimePs time, EventHandler* handler, std::uint64_t t
   queue_.push(time, priority, handler, tag);
 }
 
+void Simulation::add_event_source(EventSource* source) {
+  if (source == nullptr) throw std::logic_error("add_event_source: no source");
+  for (EventSource* s : sources_) {
+    if (s == source) throw std::logic_error("add_event_source: added twice");
+  }
+  sources_.push_back(source);
+}
+
 bool Simulation::run(TimePs until) {
   std::uint64_t at_this_instant = 0;
   for (;;) {
     const TimePs t_fluid = fluid_.next_completion(now_);
-    const TimePs t_event = queue_.next_time();
+    TimePs t_event = queue_.next_time();
+    // The earliest added source (the first added at a tie) goes before
+    // the queue when it is due no later.
+    EventSource* source = nullptr;
+    TimePs t_source = kTimeNever;
+    for (EventSource* s : sources_) {
+      const TimePs ts = s->next_event_time(now_);
+      if (ts < t_source) {
+        t_source = ts;
+        source = s;
+      }
+    }
+    if (source != nullptr && t_source <= t_event) {
+      t_event = t_source;
+    } else {
+      source = nullptr;
+    }
     const TimePs t = t_fluid < t_event ? t_fluid : t_event;
     if (t == kTimeNever || t > until) break;
     if (t < now_) throw std::logic_error("time went backwards: " + std::to_string(t) + " ps < " + std::to_string(now_) + " ps");
@@ -30,11 +54,16 @@ bool Simulation::run(TimePs until) {
     now_ = t;
     if (t_fluid <= t_event) {
       stats_.completions += fluid_.complete_due(now_);
+    } else if (source != nullptr) {
+      stats_.source_events += source->handle_due(now_);
     } else {
       const Event e = queue_.pop();
       ++stats_.events;
       e.handler->handle_event(e.tag);
     }
+  }
+  for (const EventSource* s : sources_) {
+    if (!s->idle()) return false;
   }
   return queue_.empty() && fluid_.active_count() == 0;
 }

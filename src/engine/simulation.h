@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/event_queue.h"
 #include "engine/fluid_model.h"
@@ -26,8 +27,27 @@ class SimulationStuck : public std::runtime_error {
 };
 
 struct RunStats {
-  std::uint64_t events = 0;       // discrete events handled
-  std::uint64_t completions = 0;  // fluid activities completed
+  std::uint64_t events = 0;         // discrete events handled
+  std::uint64_t completions = 0;    // fluid activities completed
+  std::uint64_t source_events = 0;  // events handled by added event sources
+};
+
+// A model with a clock of its own (a packet-level network engine, say)
+// beside the event queue and the fluid model: it says when its next event is
+// and handles what is due. The simulation loop advances time to the earliest
+// of all of them. At one instant the fluid model goes first, then the added
+// sources in the order they were added, then the event queue.
+class EventSource {
+ public:
+  // The time of the next event, >= now, or kTimeNever when none is pending.
+  virtual TimePs next_event_time(TimePs now) = 0;
+  // Handles the events due at `now`; returns how many.
+  virtual std::size_t handle_due(TimePs now) = 0;
+  // Nothing pending (run() then reports everything finished).
+  virtual bool idle() const = 0;
+
+ protected:
+  ~EventSource() = default;
 };
 
 class Simulation {
@@ -44,6 +64,10 @@ class Simulation {
                    EventPriority priority = EventPriority::kDefault) {
     schedule_at(now_ + delay, handler, tag, priority);
   }
+
+  // `source` must outlive the simulation's run(). Throws std::logic_error
+  // when it is already added.
+  void add_event_source(EventSource* source);
 
   FluidModel& fluid() { return fluid_; }
   const FluidModel& fluid() const { return fluid_; }
@@ -64,6 +88,7 @@ class Simulation {
   TimePs now_ = 0;
   EventQueue queue_;
   FluidModel fluid_;
+  std::vector<EventSource*> sources_;  // besides the fluid model and the queue
   RunStats stats_;
   std::uint64_t livelock_limit_ = 50'000'000;
 };

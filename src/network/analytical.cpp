@@ -61,8 +61,14 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler, pri
 
 }  // namespace
 
-std::unique_ptr<NetworkBackend> make_analytical_network(Simulation& sim, const Topology& topo) {
-  return std::make_unique<AnalyticalNetwork>(sim, topo);
+void register_analytical_backend(BackendRegistry& registry) {
+  NetworkBackendType b;
+  b.name = "analytical";
+  b.help = "congestion-unaware: each step takes its slowest message's latency + bytes / bandwidth";
+  b.make = [](Simulation& sim, const Topology& topo, const NetworkConfig&) -> std::unique_ptr<NetworkBackend> {
+    return std::make_unique<AnalyticalNetwork>(sim, topo);
+  };
+  registry.add(std::move(b));
 }
 
 }  // namespace acesim

@@ -191,11 +191,14 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
 
 }  // namespace
 
-std::unique_ptr<NetworkBackend> make_analytical_network(Simulation& sim, const Topology& topo);
-
-std::unique_ptr<NetworkBackend> make_network(const NetworkConfig& cfg, Simulation& sim, const Topology& topo) {
-  if (cfg.backend == BackendKind::kAnalytical) return make_analytical_network(sim, topo);
-  return std::make_unique<FluidNetwork>(sim, topo, cfg.granularity);
+void register_fluid_backend(BackendRegistry& registry) {
+  NetworkBackendType b;
+  b.name = "fluid";
+  b.help = "congestion-aware: concurrent transfers share each link max-min fairly";
+  b.make = [](Simulation& sim, const Topology& topo, const NetworkConfig& cfg) -> std::unique_ptr<NetworkBackend> {
+    return std::make_unique<FluidNetwork>(sim, topo, cfg.granularity);
+  };
+  registry.add(std::move(b));
 }
 
 }  // namespace acesim

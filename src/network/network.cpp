@@ -1,35 +1,38 @@
 #include "network/network.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 namespace acesim {
-namespace {
-std::string lower(std::string_view s) {
-  std::string out;
-  for (char c : s) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
-}
-}  // namespace
 
-std::string_view to_string(BackendKind b) { return b == BackendKind::kAnalytical ? "analytical" : "fluid"; }
+void register_analytical_backend(BackendRegistry& registry);
+void register_fluid_backend(BackendRegistry& registry);
+
+void register_builtin_backends(BackendRegistry& registry) {
+  register_analytical_backend(registry);
+  register_fluid_backend(registry);
+}
+
+BackendRegistry& backend_registry() {
+  static BackendRegistry registry("network backend", register_builtin_backends);
+  return registry;
+}
+
+std::unique_ptr<NetworkBackend> make_network(const NetworkConfig& cfg, Simulation& sim, const Topology& topo) {
+  return backend_registry().get(cfg.backend).make(sim, topo, cfg);
+}
+
 std::string_view to_string(Granularity g) { return g == Granularity::kPhase ? "phase" : "step"; }
 
-std::optional<BackendKind> parse_backend(std::string_view s) {
-  const std::string n = lower(s);
-  if (n == "analytical") return BackendKind::kAnalytical;
-  if (n == "fluid") return BackendKind::kFluid;
-  return std::nullopt;
-}
-
 std::optional<Granularity> parse_granularity(std::string_view s) {
-  const std::string n = lower(s);
-  if (n == "phase") return Granularity::kPhase;
-  if (n == "step") return Granularity::kStep;
+  const std::string n = normalize_name(s);
+  for (Granularity g : {Granularity::kPhase, Granularity::kStep}) {
+    if (n == to_string(g)) return g;
+  }
   return std::nullopt;
 }
 
+std::vector<std::string> granularity_names() { return {"phase", "step"}; }
 void NetworkBackend::account(const TransferShape& shape, double bytes) {
   if (bytes_per_dim_.size() < shape.bytes_per_dim.size()) bytes_per_dim_.resize(shape.bytes_per_dim.size(), 0.0);
   for (std::size_t d = 0; d < shape.bytes_per_dim.size(); ++d) bytes_per_dim_[d] += shape.bytes_per_dim[d] * bytes;

@@ -1,6 +1,7 @@
-// Network backends behind one interface. A backend moves one phase of a
-// collective (a TransferShape scaled by the phase's data size) and reports
-// when the last byte of its last step has arrived.
+// Network backends behind one interface, chosen by name from a registry. A
+// backend moves one phase of a collective (a TransferShape scaled by the
+// phase's data size) and reports when the last byte of its last step has
+// arrived. The built-ins, one file each:
 //
 //   analytical  congestion-unaware: each step takes the slowest message's
 //               route latency + bytes / route bandwidth; transfers never
@@ -9,9 +10,16 @@
 //               resources it crosses, so concurrent transfers share each
 //               link's capacity max-min fairly.
 // With no sharing, both give the same time.
+//
+// Two ways in: the fast path reads a phase's shape (per step, the load on
+// every link); a backend that models messages individually (a packet-level
+// engine) asks for them (`wants_messages`) and reads each step's messages,
+// with their routes, from the same shape. A backend with its own clock adds
+// itself to the simulation as an event source (engine/simulation.h).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,22 +28,21 @@
 
 #include "engine/simulation.h"
 #include "network/transfer_shape.h"
+#include "registry/registry.h"
 #include "topology/topology.h"
 
 namespace acesim {
 
-enum class BackendKind { kAnalytical, kFluid };
 // Fluid backend only: one activity per phase (its steps' latencies added, its
 // bytes moved at the shared rate), or one per step (for validation).
 enum class Granularity { kPhase, kStep };
 
-std::string_view to_string(BackendKind b);
 std::string_view to_string(Granularity g);
-std::optional<BackendKind> parse_backend(std::string_view s);
 std::optional<Granularity> parse_granularity(std::string_view s);
+std::vector<std::string> granularity_names();
 
 struct NetworkConfig {
-  BackendKind backend = BackendKind::kFluid;
+  std::string backend = "fluid";  // a name of backend_registry(), canonical spelling
   Granularity granularity = Granularity::kPhase;
 };
 
@@ -64,6 +71,9 @@ class NetworkBackend {
  public:
   virtual ~NetworkBackend() = default;
   virtual std::string_view name() const = 0;
+  // True when the backend reads the individual messages of each step
+  // (TransferShape::step_messages); shapes are then built with them.
+  virtual bool wants_messages() const { return false; }
   // Moves `bytes` of phase data through `shape`; `per_step_overhead_ps` is
   // added to every step; `endpoint` (may be null) adds endpoint resources.
   // Calls listener->transfer_done(tag) later, never from inside start().
@@ -88,6 +98,18 @@ class NetworkBackend {
   std::vector<double> bytes_per_dim_;
 };
 
+// A network backend kind: one registry entry per backend, each in its own
+// file (network/analytical.cpp, network/fluid.cpp).
+struct NetworkBackendType : RegistryEntryBase {
+  std::function<std::unique_ptr<NetworkBackend>(Simulation&, const Topology&, const NetworkConfig&)> make;
+};
+using BackendRegistry = Registry<NetworkBackendType>;
+// The registry, with the built-in backends registered on first use.
+BackendRegistry& backend_registry();
+// The built-ins, one line each (network/network.cpp).
+void register_builtin_backends(BackendRegistry& registry);
+
+// The backend cfg.backend names. Throws std::invalid_argument for an unknown name.
 std::unique_ptr<NetworkBackend> make_network(const NetworkConfig& cfg, Simulation& sim, const Topology& topo);
 
 // Congestion-unaware duration of one transfer (exposed for tests and tools).

@@ -5,7 +5,8 @@
 
 namespace acesim {
 
-TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::span<const Rank> members) {
+TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::span<const Rank> members,
+                          bool with_messages) {
   TransferShape shape;
   shape.bytes_per_dim.assign(topo.num_dims(), 0.0);
   shape.originated.assign(members.size(), 0.0);
@@ -21,6 +22,10 @@ TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::spa
     st.scale_sum = ps.scale_sum();
     raw.clear();
     std::vector<std::pair<TimePs, double>> points;
+    if (with_messages) {
+      std::vector<ShapeMessage>& msgs = shape.step_messages.emplace_back();
+      for (const PatternMessage& m : ps.messages) msgs.push_back({members[m.src], members[m.dst], m.fraction});
+    }
     for (const PatternMessage& m : ps.messages) {
       shape.originated[m.src] += m.fraction * st.scale_sum;
       shape.terminated[m.dst] += m.fraction * st.scale_sum;
@@ -87,7 +92,7 @@ const TransferShape& ShapeCache::get(std::uint64_t key, CollectiveOp op, Algorit
   auto it = shapes_.find(key);
   if (it != shapes_.end()) return *it->second;
   const Pattern pattern = make_pattern(op, alg, static_cast<int>(members.size()));
-  auto shape = std::make_unique<TransferShape>(build_shape(topo_, pattern, members));
+  auto shape = std::make_unique<TransferShape>(build_shape(topo_, pattern, members, with_messages_));
   const TransferShape& ref = *shape;
   shapes_.emplace(key, std::move(shape));
   return ref;

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "collective/pattern.h"
+#include "algorithm/algorithm.h"
 #include "topology/topology.h"
 
 namespace acesim {
@@ -46,8 +46,19 @@ struct NpuLinkTraffic {
   double received;
 };
 
+// A message of a step as sent on the topology: what a backend that models
+// messages individually moves (route: Topology::route(src, dst)).
+struct ShapeMessage {
+  Rank src;
+  Rank dst;
+  double fraction;  // of the phase's data size, before the step's scale
+};
+
 struct TransferShape {
   std::vector<ShapeStep> steps;
+  // Per entry of `steps`, its messages; only for a backend that wants them
+  // (NetworkBackend::wants_messages), empty otherwise.
+  std::vector<std::vector<ShapeMessage>> step_messages;
   // Per member (position in the group): bytes its messages start with and
   // end at, per byte of phase data, over all steps. What the endpoint's
   // memory and engines handle; routes' forwarding is not included.
@@ -59,18 +70,21 @@ struct TransferShape {
   mutable int backend_slot = -1;  // the network backend's own per-shape cache entry
 };
 
-TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::span<const Rank> members);
+TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::span<const Rank> members,
+                          bool with_messages = false);
 
 // Shapes built once per (op, algorithm, group) and shared.
 class ShapeCache {
  public:
-  explicit ShapeCache(const Topology& topo) : topo_(topo) {}
+  // `with_messages`: shapes keep their steps' messages (a backend wants them).
+  explicit ShapeCache(const Topology& topo, bool with_messages = false) : topo_(topo), with_messages_(with_messages) {}
   // `key` must identify op, algorithm and group uniquely.
   const TransferShape& get(std::uint64_t key, CollectiveOp op, Algorithm alg, std::span<const Rank> members);
   std::size_t size() const { return shapes_.size(); }
 
  private:
   const Topology& topo_;
+  bool with_messages_;
   std::unordered_map<std::uint64_t, std::unique_ptr<TransferShape>> shapes_;
 };
 

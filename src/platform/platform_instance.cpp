@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "collective/pattern.h"
+#include "algorithm/algorithm.h"
 #include "network/transfer_shape.h"
 
 namespace acesim {

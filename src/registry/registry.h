@@ -42,6 +42,12 @@ class Registry {
  public:
   // `family` names the kind of thing in messages ("collective algorithm").
   explicit Registry(std::string family) : family_(std::move(family)) {}
+  // With the family's built-ins, registered at once. A family's accessor is
+  //   Registry<X>& x_registry() { static Registry<X> r("x", register_builtin_xs); return r; }
+  // so the built-ins are there on first use, once, thread-safely.
+  Registry(std::string family, void (*register_builtins)(Registry&)) : family_(std::move(family)) {
+    register_builtins(*this);
+  }
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 

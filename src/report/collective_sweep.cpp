@@ -123,7 +123,7 @@ std::string describe_platform(const PlatformConfig& p) {
   std::string chunking = fmt::format("{} chunks", p.collectives.chunks);
   if (p.collectives.max_chunk_bytes > 0) chunking += fmt::format(" of at most {}", format_bytes(p.collectives.max_chunk_bytes));
   return fmt::format("{} NPUs [{}]; backend {}; executor {}; HBM {:g} GB/s; {}, {} active per dimension, {}", n, dims,
-                     to_string(p.network.backend), executor, p.npu.hbm_GBps, chunking,
+                     p.network.backend, executor, p.npu.hbm_GBps, chunking,
                      p.collectives.active_chunks_per_dim, to_string(p.collectives.policy));
 }
 
@@ -181,7 +181,7 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"simulation", r.simulation}});
   }
   return {{"platform", platform.source},
-          {"backend", std::string(to_string(platform.network.backend))},
+          {"backend", platform.network.backend},
           {"executor", std::string(to_string(platform.npu.executor))},
           {"results", arr}};
 }

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "collective/pattern.h"
+#include "algorithm/pattern.h"
 #include "config/input_error.h"
 #include "config/platform.h"
 

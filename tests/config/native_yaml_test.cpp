@@ -53,7 +53,7 @@ TEST(NativeYaml, DefaultPlatformMatchesPreset) {
     EXPECT_DOUBLE_EQ(p.dims[d].latency_ns, lat[d]);
     EXPECT_EQ(p.dims[d].links_per_neighbour, 1);
   }
-  EXPECT_EQ(p.network.backend, BackendKind::kFluid);
+  EXPECT_EQ(p.network.backend, "fluid");
   EXPECT_EQ(p.network.granularity, Granularity::kPhase);
   const CollectiveConfig& c = p.collectives;
   EXPECT_EQ(c.chunks, 16);
@@ -61,10 +61,10 @@ TEST(NativeYaml, DefaultPlatformMatchesPreset) {
   EXPECT_EQ(c.policy, SchedulingPolicy::kLifo);
   EXPECT_EQ(c.endpoint_delay_ps, 10'000);
   EXPECT_EQ(c.op(CollectiveOp::kAllReduce).plan, PlanKind::kHierarchical);
-  EXPECT_EQ(c.op(CollectiveOp::kAllReduce).per_dim, algs({Algorithm::kRing, Algorithm::kRing, Algorithm::kRing}));
-  EXPECT_EQ(c.op(CollectiveOp::kReduceScatter).per_dim, algs({Algorithm::kRing, Algorithm::kRing, Algorithm::kRing}));
-  EXPECT_EQ(c.op(CollectiveOp::kAllGather).per_dim, algs({Algorithm::kRing, Algorithm::kRing, Algorithm::kRing}));
-  EXPECT_EQ(c.op(CollectiveOp::kAllToAll).per_dim, algs({Algorithm::kDirect, Algorithm::kDirect, Algorithm::kDirect}));
+  EXPECT_EQ(c.op(CollectiveOp::kAllReduce).per_dim, algs({algorithm("ring"), algorithm("ring"), algorithm("ring")}));
+  EXPECT_EQ(c.op(CollectiveOp::kReduceScatter).per_dim, algs({algorithm("ring"), algorithm("ring"), algorithm("ring")}));
+  EXPECT_EQ(c.op(CollectiveOp::kAllGather).per_dim, algs({algorithm("ring"), algorithm("ring"), algorithm("ring")}));
+  EXPECT_EQ(c.op(CollectiveOp::kAllToAll).per_dim, algs({algorithm("direct"), algorithm("direct"), algorithm("direct")}));
   EXPECT_TRUE(p.warnings.empty());
 }
 
@@ -85,7 +85,7 @@ TEST(NativeYaml, MinimalFileGetsDocumentedDefaults) {
   EXPECT_DOUBLE_EQ(p.dims[0].bandwidth_GBps, 50.0);
   EXPECT_DOUBLE_EQ(p.dims[0].latency_ns, 500.0);
   EXPECT_EQ(p.dims[0].links_per_neighbour, 1);
-  EXPECT_EQ(p.network.backend, BackendKind::kFluid);
+  EXPECT_EQ(p.network.backend, "fluid");
   EXPECT_EQ(p.network.granularity, Granularity::kPhase);
   EXPECT_EQ(p.collectives.chunks, 1);
   EXPECT_EQ(p.collectives.active_chunks_per_dim, 1);
@@ -93,7 +93,7 @@ TEST(NativeYaml, MinimalFileGetsDocumentedDefaults) {
   EXPECT_EQ(p.collectives.endpoint_delay_ps, 0);
   for (CollectiveOp op : kAllCollectiveOps) {
     EXPECT_EQ(p.collectives.op(op).plan, PlanKind::kHierarchical);
-    EXPECT_EQ(p.collectives.op(op).per_dim, algs({Algorithm::kRing}));
+    EXPECT_EQ(p.collectives.op(op).per_dim, algs({algorithm("ring")}));
   }
 }
 
@@ -114,7 +114,7 @@ TEST(NativeYaml, EveryKeyIsRead) {
   EXPECT_DOUBLE_EQ(p.dims[2].latency_ns, 700.0);
   EXPECT_EQ(p.dims[0].links_per_neighbour, 2);
   EXPECT_EQ(p.dims[1].links_per_neighbour, 1);
-  EXPECT_EQ(p.network.backend, BackendKind::kAnalytical);
+  EXPECT_EQ(p.network.backend, "analytical");
   EXPECT_EQ(p.network.granularity, Granularity::kStep);
   const CollectiveConfig& c = p.collectives;
   EXPECT_EQ(c.chunks, 8);
@@ -123,14 +123,14 @@ TEST(NativeYaml, EveryKeyIsRead) {
   EXPECT_EQ(c.endpoint_delay_ps, 12'500);  // 12.5 ns
   EXPECT_EQ(c.op(CollectiveOp::kAllReduce).plan, PlanKind::kPerDimension);
   EXPECT_EQ(c.op(CollectiveOp::kAllReduce).per_dim,
-            algs({Algorithm::kDirect, Algorithm::kHalvingDoubling, Algorithm::kRing}));
+            algs({algorithm("direct"), algorithm("halving-doubling"), algorithm("ring")}));
   EXPECT_EQ(c.op(CollectiveOp::kReduceScatter).plan, PlanKind::kHierarchical);
-  EXPECT_EQ(c.op(CollectiveOp::kReduceScatter).per_dim, algs({Algorithm::kRing, Algorithm::kRing, Algorithm::kRing}));
+  EXPECT_EQ(c.op(CollectiveOp::kReduceScatter).per_dim, algs({algorithm("ring"), algorithm("ring"), algorithm("ring")}));
   // `plan: flat` written after `algorithm` still applies.
   EXPECT_EQ(c.op(CollectiveOp::kAllGather).plan, PlanKind::kFlat);
-  EXPECT_EQ(c.op(CollectiveOp::kAllGather).flat, Algorithm::kRing);
+  EXPECT_EQ(c.op(CollectiveOp::kAllGather).flat, algorithm("ring"));
   EXPECT_EQ(c.op(CollectiveOp::kAllToAll).per_dim,
-            algs({Algorithm::kDirect, Algorithm::kDirect, Algorithm::kDirect}));
+            algs({algorithm("direct"), algorithm("direct"), algorithm("direct")}));
 }
 
 TEST(NativeYaml, DefaultAlgorithmFollowsDimensionKind) {
@@ -146,7 +146,7 @@ TEST(NativeYaml, DefaultAlgorithmFollowsDimensionKind) {
   EXPECT_EQ(p.dims[2].kind, DimKind::kRing);
   EXPECT_DOUBLE_EQ(p.dims[2].latency_ns, 0.0);
   EXPECT_EQ(p.collectives.op(CollectiveOp::kAllReduce).per_dim,
-            algs({Algorithm::kDirect, Algorithm::kDirect, Algorithm::kRing}));
+            algs({algorithm("direct"), algorithm("direct"), algorithm("ring")}));
 }
 
 TEST(NativeYaml, SingleAlgorithmNameAppliesToEveryDimension) {
@@ -161,11 +161,11 @@ TEST(NativeYaml, SingleAlgorithmNameAppliesToEveryDimension) {
       "  all-to-all: {}\n",
       "algs.yaml");
   EXPECT_EQ(p.collectives.op(CollectiveOp::kAllReduce).per_dim,
-            algs({Algorithm::kHalvingDoubling, Algorithm::kHalvingDoubling}));
+            algs({algorithm("halving-doubling"), algorithm("halving-doubling")}));
   EXPECT_EQ(p.collectives.op(CollectiveOp::kAllGather).plan, PlanKind::kFlat);
-  EXPECT_EQ(p.collectives.op(CollectiveOp::kAllGather).flat, Algorithm::kHalvingDoubling);
-  EXPECT_EQ(p.collectives.op(CollectiveOp::kReduceScatter).per_dim, algs({Algorithm::kRing, Algorithm::kDirect}));
-  EXPECT_EQ(p.collectives.op(CollectiveOp::kAllToAll).per_dim, algs({Algorithm::kRing, Algorithm::kRing}));
+  EXPECT_EQ(p.collectives.op(CollectiveOp::kAllGather).flat, algorithm("halving-doubling"));
+  EXPECT_EQ(p.collectives.op(CollectiveOp::kReduceScatter).per_dim, algs({algorithm("ring"), algorithm("direct")}));
+  EXPECT_EQ(p.collectives.op(CollectiveOp::kAllToAll).per_dim, algs({algorithm("ring"), algorithm("ring")}));
 }
 
 TEST(NativeYaml, DimensionOfOneNpuIsAllowed) {

@@ -32,15 +32,15 @@ void expect_same(const CollectiveResult& sym, const CollectiveResult& full, cons
 TEST(Symmetry, CollectivesAgreeBitForBit) {
   std::vector<PlatformConfig> platforms;
   platforms.push_back(default_platform());  // 4x4x4 rings, ace
-  platforms.push_back(platform({dim(DimKind::kSwitch, 8, 400, 900), dim(DimKind::kRing, 4, 50, 1000)}, BackendKind::kFluid, 8));
+  platforms.push_back(platform({dim(DimKind::kSwitch, 8, 400, 900), dim(DimKind::kRing, 4, 50, 1000)}, "fluid", 8));
   platforms.push_back(platform({dim(DimKind::kFullyConnected, 4, 100, 100), dim(DimKind::kRing, 2, 50, 700),
-                                dim(DimKind::kSwitch, 4, 25, 1500)}, BackendKind::kFluid, 4));
-  platforms.push_back(platform({dim(DimKind::kRing, 8, 100, 500), dim(DimKind::kRing, 4, 100, 500)}, BackendKind::kAnalytical, 16));
-  PlatformConfig step = platform({dim(DimKind::kRing, 4, 100, 500), dim(DimKind::kRing, 4, 50, 500)}, BackendKind::kFluid, 4);
+                                dim(DimKind::kSwitch, 4, 25, 1500)}, "fluid", 4));
+  platforms.push_back(platform({dim(DimKind::kRing, 8, 100, 500), dim(DimKind::kRing, 4, 100, 500)}, "analytical", 16));
+  PlatformConfig step = platform({dim(DimKind::kRing, 4, 100, 500), dim(DimKind::kRing, 4, 50, 500)}, "fluid", 4);
   step.network.granularity = Granularity::kStep;
   platforms.push_back(step);
-  PlatformConfig hd = platform({dim(DimKind::kFullyConnected, 8, 100, 500), dim(DimKind::kSwitch, 4, 50, 500)}, BackendKind::kFluid, 4);
-  test::set_algorithm(hd, CollectiveOp::kAllReduce, Algorithm::kHalvingDoubling);
+  PlatformConfig hd = platform({dim(DimKind::kFullyConnected, 8, 100, 500), dim(DimKind::kSwitch, 4, 50, 500)}, "fluid", 4);
+  test::set_algorithm(hd, CollectiveOp::kAllReduce, algorithm("halving-doubling"));
   platforms.push_back(hd);
   int compared = 0;
   for (std::size_t i = 0; i < platforms.size(); ++i) {
@@ -86,7 +86,7 @@ void expect_same(const TrainReport& sym, const TrainReport& full, const std::str
 
 TEST(Symmetry, TrainingAgreesBitForBit) {
   const PlatformConfig base = platform({dim(DimKind::kRing, 4, 200, 20), dim(DimKind::kRing, 4, 100, 500),
-                                        dim(DimKind::kRing, 2, 100, 500)}, BackendKind::kFluid, 1);
+                                        dim(DimKind::kRing, 2, 100, 500)}, "fluid", 1);
   const Topology topo(base.dims);
   std::vector<std::pair<std::string, Workload>> workloads;
   ModelOptions mo;
@@ -121,14 +121,14 @@ TEST(Symmetry, AsymmetricPlatformsRunInFull) {
   CollectiveRequestSpec req;
   EXPECT_EQ(run_collective(flat, req, 1 << 20).simulated_ranks, 16);
   PlatformConfig dbt = platform({dim(DimKind::kRing, 4, 100, 500), dim(DimKind::kRing, 4, 100, 500)});
-  test::set_algorithm(dbt, CollectiveOp::kAllReduce, Algorithm::kDoubleBinaryTree);
+  test::set_algorithm(dbt, CollectiveOp::kAllReduce, algorithm("double-binary-tree"));
   EXPECT_EQ(asymmetry_reason(dbt), "all-reduce: double-binary-tree on dimension 0 (ring of 4) gives NPUs different roles");
   const CollectiveResult r = run_collective(dbt, req, 1 << 20);
   EXPECT_EQ(r.simulated_ranks, 16);
   // Halving-doubling: symmetric through a switch or a fully-connected group,
   // not on a ring, where XOR partners route through neighbours unevenly.
   PlatformConfig hd = platform({dim(DimKind::kRing, 8, 100, 500)});
-  test::set_algorithm(hd, CollectiveOp::kAllReduce, Algorithm::kHalvingDoubling);
+  test::set_algorithm(hd, CollectiveOp::kAllReduce, algorithm("halving-doubling"));
   EXPECT_FALSE(asymmetry_reason(hd).empty());
   hd.dims[0].kind = DimKind::kSwitch;
   EXPECT_TRUE(asymmetry_reason(hd).empty());

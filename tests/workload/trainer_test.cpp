@@ -150,7 +150,7 @@ TEST(Trainer, DlrmAllToAllInForwardAndBackward) {
   w.layers[0].input_grad.comm = comm(CollectiveOp::kAllToAll, 1.2e6, {}, true);
   w.layers[1].weight_grad.comm = comm(CollectiveOp::kAllReduce, 4e6, {}, false);
   PlatformConfig p = ideal({dim(DimKind::kRing, 4, 100, 0)});
-  p.collectives.op(CollectiveOp::kAllToAll).per_dim = {Algorithm::kRing};
+  p.collectives.op(CollectiveOp::kAllToAll).per_dim = {algorithm("ring")};
   const TrainReport r = run_training(p, w);
   EXPECT_EQ(r.total_ps, us(121));
   EXPECT_EQ(r.compute_ps, us(40));

@@ -1,4 +1,4 @@
-// Per-group communication patterns of the collective algorithms.
+// Per-group communication patterns: what a collective algorithm generates.
 //
 // A pattern lists the steps an algorithm takes on a group of n members
 // (member indices 0..n-1); every message of a step is sent at the same time
@@ -9,11 +9,7 @@
 // (k = 0..repeat-1) is scaled by (scale_first + k * scale_step).
 #pragma once
 
-#include <optional>
-#include <string>
 #include <vector>
-
-#include "collective/types.h"
 
 namespace acesim {
 
@@ -41,10 +37,8 @@ struct Pattern {
   }
 };
 
-// Why `alg` cannot run `op` on n members, or nullopt when it can.
-std::optional<std::string> unsupported_reason(CollectiveOp op, Algorithm alg, long long n);
-
-// Throws std::invalid_argument with unsupported_reason() when unsupported.
-Pattern make_pattern(CollectiveOp op, Algorithm alg, int n);
+// Patterns that list every pair of a group hold n(n-1) messages; past this
+// a group is refused.
+inline constexpr long long kMaxPairMessages = 1LL << 26;
 
 }  // namespace acesim
