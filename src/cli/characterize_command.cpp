@@ -40,11 +40,11 @@ Kernel parse_gemm(const std::string& text) {
 }
 
 int run(const Options& o) {
-  const PlatformConfig platform = load_platform(o.platform);
+  const PlatformConfig platform = api::load_platform(platform_request(o.platform));
   CollectiveRequestSpec req;
-  req.op = parse_op_option(o.op);
+  req.op = api::parse_op("--op", o.op);
   req.full = o.platform.full;
-  const std::uint64_t bytes = parse_size_option("--bytes", o.bytes);
+  const std::uint64_t bytes = api::parse_size("--bytes", o.bytes);
   if (bytes == 0) throw InputError("--bytes: must be > 0");
   const Kernel kernel = parse_gemm(o.gemm);
   const Study s = run_study(o.study, platform, req, bytes, kernel);

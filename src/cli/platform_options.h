@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "api/api.h"
 #include "config/platform.h"
 
 namespace acesim::cli {
@@ -25,13 +26,8 @@ struct PlatformOptions {
 };
 
 void add_platform_options(CLI::App* app, PlatformOptions& o);
-// Reads the platform and applies the overrides; throws InputError.
-PlatformConfig load_platform(const PlatformOptions& o);
-
-// --op: a collective operation name, or InputError with a suggestion.
-CollectiveOp parse_op_option(const std::string& text);
-// A size flag (e.g. --bytes 64MiB), at most the 1 PiB a collective may move.
-std::uint64_t parse_size_option(const std::string& flag, const std::string& text);
+// The flags as a library request (api/api.h).
+api::PlatformRequest platform_request(const PlatformOptions& o);
 
 // Refuses empty option values instead of falling back to a default.
 const CLI::Validator& non_empty();

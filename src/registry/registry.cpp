@@ -15,6 +15,15 @@ std::string normalize_name(std::string_view s) {
   return out;
 }
 
+std::string join_names(const std::vector<std::string>& names, std::string_view separator) {
+  std::string out;
+  for (const std::string& n : names) {
+    if (!out.empty()) out += separator;
+    out += n;
+  }
+  return out;
+}
+
 std::string registry_suggestion(std::string_view word, const std::vector<std::string>& names) {
   return suggestion(word, names);
 }

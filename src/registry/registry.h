@@ -23,6 +23,9 @@ namespace acesim {
 // The one name normaliser: lower case, without '-', '_' and ' '.
 std::string normalize_name(std::string_view s);
 
+// "a | b | c", for option help.
+std::string join_names(const std::vector<std::string>& names, std::string_view separator = " | ");
+
 // " (did you mean 'x'?)" or " (valid: a, b, c)" for an unknown name.
 std::string registry_suggestion(std::string_view word, const std::vector<std::string>& names);
 
@@ -89,11 +92,7 @@ class Registry {
     return out;
   }
   // "a | b | c", for option help.
-  std::string choices() const {
-    std::string out;
-    for (const Entry& e : entries_) out += (out.empty() ? "" : " | ") + e.name;
-    return out;
-  }
+  std::string choices() const { return join_names(names()); }
   const std::deque<Entry>& entries() const { return entries_; }
   std::size_t size() const { return entries_.size(); }
   const std::string& family() const { return family_; }

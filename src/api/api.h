@@ -1,0 +1,97 @@
+// The library facade: a request (where the platform comes from, what to run,
+// options) in, a report out. It owns every decision the command line used to
+// make (ASTRA-sim input semantics, which executors to compare, sizes,
+// dimensions and stragglers as users write them), so the CLI, the tests and
+// a Python module get the same answers from the same code. The reports are
+// the drivers' own (report/collective_sweep.h, workload/training_run.h,
+// workload/chakra_run.h); formatting them is report/'s job.
+//
+// Every function throws InputError for bad input (one line naming the flag
+// or file and the problem) and SimulationStuck when a run cannot finish.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/platform.h"
+#include "report/collective_sweep.h"
+#include "workload/chakra_run.h"
+#include "workload/training_run.h"
+
+namespace acesim::api {
+
+// Where the platform comes from and what the request changes in it. Strings
+// are as a user types them; empty means "as the platform says".
+struct PlatformRequest {
+  std::string file;           // acesim platform YAML; none: the built-in default
+  std::string astra_network;  // or ASTRA-sim 2.0 analytical inputs, as a pair
+  std::string astra_system;
+  std::string backend;
+  std::string granularity;
+  std::string executor;
+  std::optional<int> chunks;  // taken as given: max_chunk_bytes no longer applies
+  bool full = false;          // simulate every rank even when one could stand for all
+  bool check = false;         // check expensive invariants while running
+  bool astra() const { return !astra_network.empty(); }
+};
+PlatformConfig load_platform(const PlatformRequest& request);
+
+// Values as users write them; `flag` names the option in errors.
+CollectiveOp parse_op(const std::string& flag, const std::string& text);
+// A size (e.g. 64MiB), at most the 1 PiB a collective may move.
+std::uint64_t parse_size(const std::string& flag, const std::string& text);
+// A list of dimensions like "0,2", each of the platform's, none twice.
+std::vector<int> parse_dims(const std::string& flag, const std::string& text, int num_dims);
+// "RANK=FACTOR" items, ranks of a topology of `npus`.
+std::vector<std::pair<Rank, double>> parse_stragglers(const std::vector<std::string>& items, Rank npus);
+
+// One collective at one size, or a sweep of sizes (nccl-tests' -b/-e/-f).
+struct CollectiveRequest {
+  PlatformRequest platform;
+  std::string op = "all-reduce";
+  std::optional<std::string> bytes;  // one size; or a sweep:
+  std::optional<std::string> min_bytes;  // default 64KiB
+  std::optional<std::string> max_bytes;  // default 256MiB (or min_bytes when larger)
+  long long step_factor = 2;
+  std::optional<std::string> dims;  // default: all
+};
+struct CollectiveRun {
+  PlatformConfig platform;
+  CollectiveRequestSpec spec;
+  std::vector<CollectiveResult> results;  // one per size
+};
+CollectiveRun simulate_collectives(const CollectiveRequest& request);
+
+// Training iterations of a built-in model, an ASTRA-sim 1.0 table or Chakra
+// traces, on one executor or several side by side.
+struct TrainingRequest {
+  PlatformRequest platform;
+  std::string workload_file;  // ASTRA-sim 1.0 text workload
+  std::string model;          // a built-in model
+  std::string chakra_prefix;  // Chakra traces PREFIX.<rank>.et
+  bool chakra_flops = false;  // Chakra compute nodes through the NPU roofline
+  std::string chakra_groups;  // communicator groups file (pg_name)
+  std::optional<int> batch;   // built-in models
+  std::string precision;      // built-in models
+  std::optional<int> iterations;
+  std::string compare;        // executors side by side, e.g. "sm,ace"
+  int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1
+  std::vector<std::string> stragglers;  // "RANK=FACTOR"
+};
+struct TrainingRun {
+  PlatformConfig platform;
+  // Built-in models and ASTRA-sim tables: one report per executor, and,
+  // with stragglers, each executor's iteration without them.
+  std::vector<TrainReport> reports;
+  std::vector<TimePs> even_iteration_ps;
+  // Chakra traces: one report per executor.
+  std::vector<ChakraReport> chakra;
+  std::size_t runs() const { return reports.size() + chakra.size(); }
+};
+// Nothing given at all (no platform, workload or executor) runs the default:
+// ResNet-50 on the default platform, sm and ace side by side.
+TrainingRun simulate_training(const TrainingRequest& request);
+
+}  // namespace acesim::api

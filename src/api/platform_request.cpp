@@ -1,0 +1,137 @@
+// Platforms and values as users give them (api/api.h).
+#include <algorithm>
+#include <sstream>
+
+#include "api/api.h"
+#include "config/input_error.h"
+#include "config/limits.h"
+#include "config/units.h"
+
+namespace acesim::api {
+
+CollectiveOp parse_op(const std::string& flag, const std::string& text) {
+  const auto op = parse_collective_op(text);
+  if (!op) throw InputError(flag + ": unknown operation '" + text + "'" + suggestion(text, collective_op_names()));
+  return *op;
+}
+
+std::uint64_t parse_size(const std::string& flag, const std::string& text) {
+  std::string err;
+  const auto v = parse_bytes(text, &err);
+  if (!v) throw InputError(flag + ": " + err);
+  if (*v > limits::kMaxCollectiveBytes) {
+    throw InputError(flag + ": '" + text + "' is larger than the 1 PiB a collective may move");
+  }
+  return *v;
+}
+
+std::vector<int> parse_dims(const std::string& flag, const std::string& text, int num_dims) {
+  if (text.empty()) throw InputError(flag + ": empty list (give dimensions like 0,2, or leave " + flag + " out for all)");
+  std::vector<int> dims;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long d = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || d < 0 || d >= num_dims) {
+      throw InputError(flag + ": '" + item + "' is not a dimension of this platform (0.." + std::to_string(num_dims - 1) + ")");
+    }
+    if (std::find(dims.begin(), dims.end(), static_cast<int>(d)) != dims.end()) {
+      throw InputError(flag + ": dimension " + item + " is given twice");
+    }
+    dims.push_back(static_cast<int>(d));
+  }
+  if (text.back() == ',') throw InputError(flag + ": '' is not a dimension of this platform");
+  return dims;
+}
+
+std::vector<std::pair<Rank, double>> parse_stragglers(const std::vector<std::string>& items, Rank npus) {
+  std::vector<std::pair<Rank, double>> out;
+  for (const std::string& s : items) {
+    const std::size_t eq = s.find('=');
+    const std::string rank_text = eq == std::string::npos ? std::string() : s.substr(0, eq);
+    const std::string factor_text = eq == std::string::npos ? std::string() : s.substr(eq + 1);
+    char* end1 = nullptr;
+    char* end2 = nullptr;
+    const long rank = std::strtol(rank_text.c_str(), &end1, 10);
+    const double factor = std::strtod(factor_text.c_str(), &end2);
+    if (rank_text.empty() || factor_text.empty() || *end1 != '\0' || *end2 != '\0') {
+      throw InputError("--straggler: '" + s + "' is not RANK=FACTOR (e.g. 3=1.5)");
+    }
+    if (rank < 0 || rank >= npus) {
+      throw InputError("--straggler: rank " + std::to_string(rank) + " does not exist (0.." + std::to_string(npus - 1) + ")");
+    }
+    if (!(factor > 0.0 && factor <= 1000.0)) throw InputError("--straggler: factor must be in (0, 1000], got '" + factor_text + "'");
+    out.emplace_back(static_cast<Rank>(rank), factor);
+  }
+  return out;
+}
+
+namespace {
+
+PlatformConfig read_platform(const PlatformRequest& o) {
+  if (!o.file.empty() && (!o.astra_network.empty() || !o.astra_system.empty())) {
+    throw InputError("--platform cannot be combined with --network/--system");
+  }
+  if (o.astra_network.empty() != o.astra_system.empty()) {
+    throw InputError(o.astra_network.empty() ? "--system needs --network (ASTRA-sim inputs come as a pair)"
+                                             : "--network needs --system (ASTRA-sim inputs come as a pair)");
+  }
+  if (!o.file.empty()) return load_platform_file(o.file);
+  if (!o.astra_network.empty()) return load_astra_platform(o.astra_network, o.astra_system);
+  return default_platform();
+}
+
+}  // namespace
+
+PlatformConfig load_platform(const PlatformRequest& o) {
+  PlatformConfig platform = read_platform(o);
+  if (!o.backend.empty()) {
+    const NetworkBackendType* b = backend_registry().find(o.backend);
+    if (b == nullptr) throw InputError("--backend: unknown backend '" + o.backend + "'" + suggestion(o.backend, backend_registry().names()));
+    platform.network.backend = b->name;
+  }
+  if (!o.granularity.empty()) {
+    const auto g = parse_granularity(o.granularity);
+    if (!g) throw InputError("--granularity: unknown granularity '" + o.granularity + "' (valid: phase, step)");
+    platform.network.granularity = *g;
+  }
+  if (!o.executor.empty()) {
+    const auto e = parse_executor(o.executor);
+    if (!e) throw InputError("--executor: unknown executor '" + o.executor + "'" + suggestion(o.executor, executor_names()));
+    platform.npu.executor = *e;
+  }
+  platform.check = o.check;
+  if (o.chunks) {
+    if (*o.chunks < 1 || *o.chunks > limits::kMaxChunks) {
+      throw InputError("--chunks: must be an integer in 1..1000000, got " + std::to_string(*o.chunks));
+    }
+    platform.collectives.chunks = *o.chunks;
+    platform.collectives.max_chunk_bytes = 0;
+  }
+  return platform;
+}
+
+CollectiveRun simulate_collectives(const CollectiveRequest& o) {
+  CollectiveRun run;
+  run.platform = load_platform(o.platform);
+  run.spec.op = parse_op("--op", o.op);
+  run.spec.full = o.platform.full;
+  if (o.dims) run.spec.dims = parse_dims("--dims", *o.dims, static_cast<int>(run.platform.dims.size()));
+  std::vector<std::uint64_t> sizes;
+  if (o.bytes) {
+    if (o.min_bytes || o.max_bytes) throw InputError("--bytes cannot be combined with --min-bytes/--max-bytes");
+    sizes.push_back(parse_size("--bytes", *o.bytes));
+  } else {
+    const std::uint64_t lo = o.min_bytes ? parse_size("--min-bytes", *o.min_bytes) : 64ull << 10;
+    const std::uint64_t hi = o.max_bytes ? parse_size("--max-bytes", *o.max_bytes) : std::max<std::uint64_t>(lo, 256ull << 20);
+    if (lo == 0) throw InputError("--min-bytes: must be > 0 for a sweep");
+    if (lo > hi) throw InputError("--min-bytes (" + std::to_string(lo) + ") is larger than --max-bytes (" + std::to_string(hi) + ")");
+    if (o.step_factor < 2) throw InputError("--step-factor: must be an integer >= 2, got " + std::to_string(o.step_factor));
+    sizes = size_sweep(lo, hi, static_cast<std::uint64_t>(o.step_factor));
+  }
+  for (std::uint64_t s : sizes) run.results.push_back(run_collective(run.platform, run.spec, s));
+  return run;
+}
+
+}  // namespace acesim::api

@@ -1,0 +1,155 @@
+// Training runs as users ask for them (api/api.h).
+#include <algorithm>
+#include <sstream>
+
+#include "api/api.h"
+#include "chakra/chakra_trace.h"
+#include "config/input_error.h"
+#include "config/units.h"
+#include "workload/astra_workload.h"
+#include "workload/models.h"
+
+namespace acesim::api {
+namespace {
+
+std::vector<ExecutorKind> parse_compare(const std::string& text) {
+  std::vector<ExecutorKind> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto e = parse_executor(item);
+    if (!e) throw InputError("--compare: unknown executor '" + item + "'" + suggestion(item, executor_names()));
+    out.push_back(*e);
+  }
+  if (out.empty()) throw InputError("--compare: give executors like sm,ace");
+  return out;
+}
+
+// The workload a request names, else the platform file's, else ResNet-50.
+WorkloadConfig workload_config(const TrainingRequest& o, const PlatformConfig& platform) {
+  if (!o.workload_file.empty() && !o.model.empty()) throw InputError("--workload and --model cannot be combined");
+  WorkloadConfig wc = platform.workload;
+  if (!o.workload_file.empty()) {
+    wc = WorkloadConfig{};
+    wc.file = o.workload_file;
+  } else if (!o.model.empty()) {
+    wc = WorkloadConfig{};
+    wc.model = o.model;
+  } else if (!wc.given) {
+    wc.model = "resnet50";  // the embedded default
+  }
+  if (o.batch) {
+    if (*o.batch < 1 || *o.batch > 1'000'000) throw InputError("--batch: must be in 1..1000000, got " + std::to_string(*o.batch));
+    wc.batch_per_npu = *o.batch;
+  }
+  if (!o.precision.empty()) {
+    const auto bytes = parse_precision(o.precision);
+    if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'" + suggestion(o.precision, precision_names()));
+    wc.bytes_per_element = *bytes;
+  }
+  if (o.iterations) {
+    if (*o.iterations < 1 || *o.iterations > 10'000) {
+      throw InputError("--iterations: must be in 1..10000, got " + std::to_string(*o.iterations));
+    }
+    wc.iterations = *o.iterations;
+  }
+  return wc;
+}
+
+Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform, const Topology& topo) {
+  const WorkloadConfig wc = workload_config(o, platform);
+  Workload w;
+  if (!wc.file.empty()) {
+    if (!wc.model.empty()) throw InputError("workload: give either a model or a file");
+    if (o.batch || !o.precision.empty()) {
+      throw InputError("--batch/--precision apply to built-in models; an ASTRA-sim workload file fixes its own sizes");
+    }
+    w = read_astra_workload(wc.file, topo);
+  } else {
+    const auto names = model_names();
+    if (std::find(names.begin(), names.end(), wc.model) == names.end()) {
+      throw InputError("unknown model '" + wc.model + "'" + suggestion(wc.model, names));
+    }
+    ModelOptions mo;
+    mo.batch_per_npu = wc.batch_per_npu;
+    mo.bytes_per_element = wc.bytes_per_element;
+    mo.iterations = wc.iterations;
+    mo.data_dims = wc.data_dims;
+    mo.model_dims = wc.model_dims;
+    w = build_model(wc.model, mo, topo);
+  }
+  w.iterations = wc.iterations;
+  return w;
+}
+
+void run_chakra_traces(const TrainingRequest& o, const std::vector<ExecutorKind>& executors, const Topology& topo,
+                       TrainingRun& run) {
+  if (!o.workload_file.empty() || !o.model.empty()) throw InputError("--chakra cannot be combined with --workload or --model");
+  if (o.batch || !o.precision.empty() || o.iterations) {
+    throw InputError("--batch/--precision/--iterations apply to built-in models and ASTRA-sim tables; a Chakra trace fixes its own");
+  }
+  const std::vector<chakra::Trace> traces = chakra::read_traces(o.chakra_prefix, static_cast<int>(topo.num_npus()));
+  ChakraGroups groups;
+  if (!o.chakra_groups.empty()) groups = read_chakra_groups(o.chakra_groups, topo);
+  ChakraRunOptions co;
+  co.groups = o.chakra_groups.empty() ? nullptr : &groups;
+  co.full = o.platform.full;
+  co.roofline = o.chakra_flops;
+  co.trace_ranks = o.trace_ranks;
+  co.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
+  for (ExecutorKind e : executors) {
+    PlatformConfig p = run.platform;
+    p.npu.executor = e;
+    run.chakra.push_back(run_chakra(p, traces, o.chakra_prefix, co));
+  }
+}
+
+}  // namespace
+
+TrainingRun simulate_training(const TrainingRequest& o) {
+  TrainingRun run;
+  run.platform = load_platform(o.platform);
+  const bool astra = o.platform.astra();
+  const bool executor_given = !o.platform.executor.empty();
+  if (astra && !executor_given) {
+    // ASTRA-sim's endpoint: compute times as given, communication free.
+    run.platform.npu.executor = ExecutorKind::kIdeal;
+    run.platform.npu.fixed_kernel_times = true;
+  }
+  const bool nothing_given = o.platform.file.empty() && !astra && o.workload_file.empty() && o.model.empty() &&
+                             o.chakra_prefix.empty() && !executor_given && o.compare.empty();
+  std::vector<ExecutorKind> executors;
+  if (!o.compare.empty()) {
+    if (executor_given) throw InputError("--compare and --executor cannot be combined");
+    executors = parse_compare(o.compare);
+  } else if (nothing_given) {
+    executors = {ExecutorKind::kSm, ExecutorKind::kAce};  // the default: baseline and ACE side by side
+  } else {
+    executors = {run.platform.npu.executor};
+  }
+  const Topology topo(run.platform.dims);
+  if (!o.chakra_prefix.empty()) {
+    run_chakra_traces(o, executors, topo, run);
+    return run;
+  }
+  if (o.chakra_flops || !o.chakra_groups.empty()) throw InputError("--chakra-flops and --chakra-groups apply to --chakra traces");
+  const Workload workload = load_workload(o, run.platform, topo);
+  TrainOptions to;
+  to.trace_ranks = o.trace_ranks;
+  to.full = o.platform.full;
+  to.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
+  for (ExecutorKind e : executors) {
+    PlatformConfig p = run.platform;
+    p.npu.executor = e;
+    run.reports.push_back(run_training(p, workload, to));
+    if (!to.stragglers.empty()) {
+      TrainOptions even = to;
+      even.stragglers.clear();
+      even.trace_ranks = 0;
+      run.even_iteration_ps.push_back(run_training(p, workload, even).iteration_ps);
+    }
+  }
+  return run;
+}
+
+}  // namespace acesim::api
