@@ -18,5 +18,6 @@ std::function<int()> add_characterize_command(CLI::App& app);
 std::function<int()> add_run_command(CLI::App& app);
 std::function<int()> add_reproduce_command(CLI::App& app);
 std::function<int()> add_calibrate_command(CLI::App& app);
+std::function<int()> add_list_command(CLI::App& app);
 
 }  // namespace acesim::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   auto run = cli::add_run_command(app);
   auto reproduce = cli::add_reproduce_command(app);
   auto calibrate = cli::add_calibrate_command(app);
+  auto list = cli::add_list_command(app);
 
   try {
     app.parse(argc, argv);
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("reproduce")) return reproduce();
     if (app.got_subcommand("calibrate")) return calibrate();
+    if (app.got_subcommand("list")) return list();
     return cli::kExitBadInput;
   } catch (const InputError& e) {
     std::fprintf(stderr, "acesim: error: %s\n", one_line(e.what()).c_str());
