@@ -277,8 +277,9 @@ void FluidModel::fix(std::uint32_t idx, double lambda) {
   }
 }
 
-void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
-  ++stats_.components_solved;
+// The connected component of `seed`: breadth-first over resource ->
+// activity -> resource (a deterministic order).
+void FluidModel::collect_component(std::uint32_t seed) {
   comp_acts_.clear();
   comp_res_.clear();
   // Breadth-first over resource -> activity -> resource.
@@ -298,7 +299,10 @@ void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
       }
     }
   }
-  // Settle progress and resource integrals at the old rates.
+}
+
+// Settles the component's progress and resource integrals at the old rates.
+void FluidModel::settle_component(TimePs now) {
   for (ResourceId r : comp_res_) {
     Resource& res = resources_[r];
     res.used += res.load * ps_to_seconds(now - res.last_change);
@@ -311,19 +315,99 @@ void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
     a.remaining = std::max(0.0, a.remaining - a.rate * ps_to_seconds(now - a.last_update));
     a.last_update = now;
   }
-  if (comp_acts_.size() == 1) {
-    // One activity: its rate is its tightest bound; no filling needed.
-    const std::uint32_t ai = comp_acts_[0];
-    Activity& a = activities_[ai];
-    double lambda = std::isinf(a.max_rate) ? kInf : a.max_rate / a.weight;
+}
+
+// One activity alone: its rate is its tightest bound; no filling needed.
+void FluidModel::solve_single(TimePs now) {
+  const std::uint32_t ai = comp_acts_[0];
+  Activity& a = activities_[ai];
+  double lambda = std::isinf(a.max_rate) ? kInf : a.max_rate / a.weight;
+  for (const Usage& u : a.usage) {
+    lambda = std::min(lambda, std::max(0.0, resources_[u.resource].capacity) / (u.amount_per_unit * a.weight));
+  }
+  a.rate = a.weight * lambda;
+  a.fixed = true;
+  for (const Usage& u : a.usage) resources_[u.resource].load += u.amount_per_unit * a.rate;
+  ++stats_.activities_rerated;
+  schedule_completion(ai, now);
+}
+
+// Progressive filling of the activities comp_acts_[begin, end) of one
+// priority class on what earlier classes left.
+void FluidModel::fill_class(std::size_t begin, std::size_t end) {
+  const int cls = activities_[comp_acts_[begin]].priority_class;
+  for (ResourceId r : comp_res_) {
+    resources_[r].denom = 0.0;
+    resources_[r].unfixed = 0;
+  }
+  for (std::size_t k = begin; k < end; ++k) {
+    Activity& a = activities_[comp_acts_[k]];
+    a.fixed = false;
     for (const Usage& u : a.usage) {
-      lambda = std::min(lambda, std::max(0.0, resources_[u.resource].capacity) / (u.amount_per_unit * a.weight));
+      resources_[u.resource].denom += u.amount_per_unit * a.weight;
+      ++resources_[u.resource].unfixed;
     }
-    a.rate = a.weight * lambda;
-    a.fixed = true;
-    for (const Usage& u : a.usage) resources_[u.resource].load += u.amount_per_unit * a.rate;
-    ++stats_.activities_rerated;
-    schedule_completion(ai, now);
+  }
+  std::size_t unfixed = end - begin;
+  while (unfixed > 0) {
+    // The lowest fair level among resources (and activity caps).
+    double best = kInf;
+    for (ResourceId r : comp_res_) {
+      const Resource& res = resources_[r];
+      if (res.unfixed == 0 || !(res.denom > 0.0)) continue;
+      best = std::min(best, std::max(0.0, res.left) / res.denom);
+    }
+    std::uint32_t capped = 0;
+    bool cap_wins = false;
+    for (std::size_t k = begin; k < end; ++k) {
+      const Activity& a = activities_[comp_acts_[k]];
+      if (a.fixed || std::isinf(a.max_rate)) continue;
+      const double lambda = a.max_rate / a.weight;
+      if (lambda < best) {
+        best = lambda;
+        capped = comp_acts_[k];
+        cap_wins = true;
+      }
+    }
+    if (!(best < kInf)) {
+      // Only reachable through a bug: start() refuses unbounded activities.
+      throw std::logic_error("fluid solver: activity with unbounded rate");
+    }
+    if (cap_wins) {
+      fix(capped, best);
+      --unfixed;
+      continue;
+    }
+    // Freeze the unfixed activities of this class on every resource at
+    // that level. Resources tied with the minimum stay at it while the
+    // others are frozen, so freezing them all in one round is exact; in
+    // symmetric systems it turns hundreds of rounds into one.
+    const double tie = best * (1.0 + 1e-12);
+    tied_.clear();
+    for (ResourceId r : comp_res_) {
+      const Resource& res = resources_[r];
+      if (res.unfixed == 0 || !(res.denom > 0.0)) continue;
+      if (std::max(0.0, res.left) / res.denom <= tie) tied_.push_back(r);
+    }
+    for (ResourceId r : tied_) {
+      const auto& users = resources_[r].users;
+      for (std::size_t k = 0; k < users.size(); ++k) {
+        const std::uint32_t ai = users[k];
+        Activity& a = activities_[ai];
+        if (a.fixed || a.priority_class != cls) continue;
+        fix(ai, best);
+        --unfixed;
+      }
+    }
+  }
+}
+
+void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
+  ++stats_.components_solved;
+  collect_component(seed);
+  settle_component(now);
+  if (comp_acts_.size() == 1) {
+    solve_single(now);
     return;
   }
   // Serve priority classes in order. The breadth-first order is
@@ -341,70 +425,7 @@ void FluidModel::solve_component(TimePs now, std::uint32_t seed) {
     const int cls = activities_[comp_acts_[begin]].priority_class;
     std::size_t end = begin;
     while (end < comp_acts_.size() && activities_[comp_acts_[end]].priority_class == cls) ++end;
-    for (ResourceId r : comp_res_) {
-      resources_[r].denom = 0.0;
-      resources_[r].unfixed = 0;
-    }
-    for (std::size_t k = begin; k < end; ++k) {
-      Activity& a = activities_[comp_acts_[k]];
-      a.fixed = false;
-      for (const Usage& u : a.usage) {
-        resources_[u.resource].denom += u.amount_per_unit * a.weight;
-        ++resources_[u.resource].unfixed;
-      }
-    }
-    std::size_t unfixed = end - begin;
-    while (unfixed > 0) {
-      // The lowest fair level among resources (and activity caps).
-      double best = kInf;
-      for (ResourceId r : comp_res_) {
-        const Resource& res = resources_[r];
-        if (res.unfixed == 0 || !(res.denom > 0.0)) continue;
-        best = std::min(best, std::max(0.0, res.left) / res.denom);
-      }
-      std::uint32_t capped = 0;
-      bool cap_wins = false;
-      for (std::size_t k = begin; k < end; ++k) {
-        const Activity& a = activities_[comp_acts_[k]];
-        if (a.fixed || std::isinf(a.max_rate)) continue;
-        const double lambda = a.max_rate / a.weight;
-        if (lambda < best) {
-          best = lambda;
-          capped = comp_acts_[k];
-          cap_wins = true;
-        }
-      }
-      if (!(best < kInf)) {
-        // Only reachable through a bug: start() refuses unbounded activities.
-        throw std::logic_error("fluid solver: activity with unbounded rate");
-      }
-      if (cap_wins) {
-        fix(capped, best);
-        --unfixed;
-        continue;
-      }
-      // Freeze the unfixed activities of this class on every resource at
-      // that level. Resources tied with the minimum stay at it while the
-      // others are frozen, so freezing them all in one round is exact; in
-      // symmetric systems it turns hundreds of rounds into one.
-      const double tie = best * (1.0 + 1e-12);
-      tied_.clear();
-      for (ResourceId r : comp_res_) {
-        const Resource& res = resources_[r];
-        if (res.unfixed == 0 || !(res.denom > 0.0)) continue;
-        if (std::max(0.0, res.left) / res.denom <= tie) tied_.push_back(r);
-      }
-      for (ResourceId r : tied_) {
-        const auto& users = resources_[r].users;
-        for (std::size_t k = 0; k < users.size(); ++k) {
-          const std::uint32_t ai = users[k];
-          Activity& a = activities_[ai];
-          if (a.fixed || a.priority_class != cls) continue;
-          fix(ai, best);
-          --unfixed;
-        }
-      }
-    }
+    fill_class(begin, end);
     begin = end;
   }
   for (std::uint32_t ai : comp_acts_) {

@@ -143,6 +143,11 @@ class FluidModel {
 
   void solve(TimePs now);
   void solve_component(TimePs now, std::uint32_t seed_resource);
+  // Its parts, in order.
+  void collect_component(std::uint32_t seed);
+  void settle_component(TimePs now);
+  void solve_single(TimePs now);
+  void fill_class(std::size_t begin, std::size_t end);
   void fix(std::uint32_t a, double lambda);
   void schedule_completion(std::uint32_t a, TimePs now);
   void detach(std::uint32_t a, TimePs now);
