@@ -3,6 +3,7 @@
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
+#include "endpoint/executor_registry.h"
 
 namespace acesim::cli {
 
@@ -22,7 +23,8 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
   app->add_option("--granularity", o.granularity, "fluid backend: phase | step (overrides the platform)")
       ->check(non_empty());
   app->add_option("--executor", o.executor,
-                  "communication executor: ideal | sm | ace (overrides the platform; ASTRA-sim inputs default to ideal)")
+                  "communication executor: " + executor_registry().choices() +
+                      " (overrides the platform; ASTRA-sim inputs default to ideal)")
       ->check(non_empty());
   o.chunks_option = app->add_option("--chunks", o.chunks, "chunks per collective (overrides the platform)");
   app->add_flag("--full", o.full, "simulate every rank, even when one representative rank could stand for all");
@@ -75,10 +77,9 @@ PlatformConfig load_platform(const PlatformOptions& o) {
     platform.network.granularity = *g;
   }
   if (!o.executor.empty()) {
-    const auto e = parse_executor(o.executor);
-    const auto names = executor_names();
-    if (!e) throw InputError("--executor: unknown executor '" + o.executor + "'" + suggestion(o.executor, names));
-    platform.npu.executor = *e;
+    const ExecutorEntry* e = executor_registry().find(o.executor);
+    if (e == nullptr) throw InputError("--executor: " + executor_registry().unknown(o.executor));
+    platform.npu.executor = e->name;
   }
   platform.check = o.check;
   if (o.chunks_option != nullptr && o.chunks_option->count() > 0) {

@@ -11,6 +11,7 @@
 #include "cli/platform_options.h"
 #include "config/input_error.h"
 #include "config/units.h"
+#include "endpoint/executor_registry.h"
 #include "report/training_report.h"
 #include "chakra/chakra_trace.h"
 #include "workload/astra_workload.h"
@@ -41,15 +42,14 @@ struct Options {
   CLI::Option* trace_npus_option = nullptr;
 };
 
-std::vector<ExecutorKind> parse_compare(const std::string& text) {
-  std::vector<ExecutorKind> out;
+std::vector<std::string> parse_compare(const std::string& text) {
+  std::vector<std::string> out;
   std::stringstream ss(text);
   std::string item;
-  const auto names = executor_names();
   while (std::getline(ss, item, ',')) {
-    const auto e = parse_executor(item);
-    if (!e) throw InputError("--compare: unknown executor '" + item + "'" + suggestion(item, names));
-    out.push_back(*e);
+    const ExecutorEntry* e = executor_registry().find(item);
+    if (e == nullptr) throw InputError("--compare: " + executor_registry().unknown(item));
+    out.push_back(e->name);
   }
   if (out.empty()) throw InputError("--compare: give executors like sm,ace");
   return out;
@@ -129,14 +129,14 @@ std::vector<std::pair<Rank, double>> parse_stragglers(const std::vector<std::str
   return out;
 }
 
-std::string with_executor_suffix(const std::string& path, ExecutorKind e, bool several) {
+std::string with_executor_suffix(const std::string& path, const std::string& e, bool several) {
   if (!several) return path;
   const std::filesystem::path p(path);
-  return (p.parent_path() / (p.stem().string() + "." + std::string(to_string(e)) + p.extension().string())).string();
+  return (p.parent_path() / (p.stem().string() + "." + e + p.extension().string())).string();
 }
 
 // `--chakra PREFIX`: the traces PREFIX.<rank>.et, one per NPU.
-int run_chakra_traces(const Options& o, const PlatformConfig& platform, const std::vector<ExecutorKind>& executors,
+int run_chakra_traces(const Options& o, const PlatformConfig& platform, const std::vector<std::string>& executors,
                       const Topology& topo) {
   if (!o.workload.empty() || !o.model.empty()) throw InputError("--chakra cannot be combined with --workload or --model");
   if (o.batch_option->count() > 0 || !o.precision.empty() || o.iterations_option->count() > 0) {
@@ -152,7 +152,7 @@ int run_chakra_traces(const Options& o, const PlatformConfig& platform, const st
   co.trace_ranks = o.trace.empty() ? 0 : o.trace_npus;
   co.stragglers = parse_stragglers(o.stragglers, topo);
   std::vector<ChakraReport> reports;
-  for (ExecutorKind e : executors) {
+  for (const std::string& e : executors) {
     PlatformConfig p = platform;
     p.npu.executor = e;
     reports.push_back(run_chakra(p, traces, o.chakra, co));
@@ -161,7 +161,7 @@ int run_chakra_traces(const Options& o, const PlatformConfig& platform, const st
   const bool several = reports.size() > 1;
   for (const ChakraReport& r : reports) {
     if (!o.csv.empty()) {
-      write_chakra_csv(r, several ? (std::filesystem::path(o.csv) / std::string(to_string(r.executor))).string() : o.csv);
+      write_chakra_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
     }
     if (!o.trace.empty()) {
       const std::string path = with_executor_suffix(o.trace, r.executor, several);
@@ -177,7 +177,7 @@ int run_chakra_traces(const Options& o, const PlatformConfig& platform, const st
     return kExitOk;
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (several) std::printf("%s== executor %s\n", i ? "\n" : "", std::string(to_string(reports[i].executor)).c_str());
+    if (several) std::printf("%s== executor %s\n", i ? "\n" : "", reports[i].executor.c_str());
     std::fputs(format_chakra(reports[i], platform).c_str(), stdout);
   }
   return kExitOk;
@@ -189,17 +189,17 @@ int run(const Options& o) {
   const bool executor_given = !o.platform.executor.empty();
   if (astra && !executor_given) {
     // ASTRA-sim's endpoint: compute times as given, communication free.
-    platform.npu.executor = ExecutorKind::kIdeal;
+    platform.npu.executor = "ideal";
     platform.npu.fixed_kernel_times = true;
   }
   const bool nothing_given = o.platform.platform.empty() && !astra && o.workload.empty() && o.model.empty() && o.chakra.empty() &&
                              !executor_given && o.compare.empty();
-  std::vector<ExecutorKind> executors;
+  std::vector<std::string> executors;
   if (!o.compare.empty()) {
     if (executor_given) throw InputError("--compare and --executor cannot be combined");
     executors = parse_compare(o.compare);
   } else if (nothing_given) {
-    executors = {ExecutorKind::kSm, ExecutorKind::kAce};  // the default: baseline and ACE side by side
+    executors = {"sm", "ace"};  // the default: baseline and ACE side by side
   } else {
     executors = {platform.npu.executor};
   }
@@ -216,7 +216,7 @@ int run(const Options& o) {
   to.stragglers = parse_stragglers(o.stragglers, topo);
   std::vector<TrainReport> reports;
   std::vector<TimePs> even_iteration;  // the same run without stragglers
-  for (ExecutorKind e : executors) {
+  for (const std::string& e : executors) {
     PlatformConfig p = platform;
     p.npu.executor = e;
     reports.push_back(run_training(p, workload, to));
@@ -229,10 +229,10 @@ int run(const Options& o) {
   }
   for (const std::string& warning : platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", warning.c_str());
   const bool several = reports.size() > 1;
-  auto suffixed = [&](const std::string& path, ExecutorKind e) { return with_executor_suffix(path, e, several); };
+  auto suffixed = [&](const std::string& path, const std::string& e) { return with_executor_suffix(path, e, several); };
   if (!o.csv.empty()) {
     for (const TrainReport& r : reports) {
-      write_training_csv(r, several ? (std::filesystem::path(o.csv) / std::string(to_string(r.executor))).string() : o.csv);
+      write_training_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
     }
   }
   if (!o.trace.empty()) {
@@ -261,7 +261,7 @@ int run(const Options& o) {
       const double with = ps_to_us(reports[i].iteration_ps);
       const double without = ps_to_us(even_iteration[i]);
       std::printf("stragglers (%s): iteration %.3f us against %.3f us without them (%+.1f%%)\n",
-                  std::string(to_string(reports[i].executor)).c_str(), with, without,
+                  reports[i].executor.c_str(), with, without,
                   without > 0 ? 100.0 * (with - without) / without : 0.0);
     }
   }
