@@ -18,7 +18,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collective/types.h"
 #include "endpoint/executor.h"
 #include "endpoint/npu_config.h"
 #include "engine/simulation.h"
