@@ -19,6 +19,7 @@
 
 #include "chakra/chakra_writer.h"
 #include "config/platform.h"
+#include "endpoint/executor_registry.h"
 #include "workload/chakra_run.h"
 
 #ifndef ACESIM_BENCH_PLATFORMS
@@ -105,7 +106,7 @@ long peak_rss_mib() {
 
 int run_case(const Case& c) {
   PlatformConfig p = load_platform_file(std::string(ACESIM_BENCH_PLATFORMS) + "/" + c.platform);
-  p.npu.executor = *parse_executor(c.executor);
+  p.npu.executor = executor_registry().get(c.executor).name;
   long long ranks = 1;
   for (const DimensionSpec& d : p.dims) ranks *= d.npus;
   const std::filesystem::path dir =

@@ -6,6 +6,7 @@
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
+#include "endpoint/executor_registry.h"
 
 namespace acesim::api {
 
@@ -97,9 +98,9 @@ PlatformConfig load_platform(const PlatformRequest& o) {
     platform.network.granularity = *g;
   }
   if (!o.executor.empty()) {
-    const auto e = parse_executor(o.executor);
-    if (!e) throw InputError("--executor: unknown executor '" + o.executor + "'" + suggestion(o.executor, executor_names()));
-    platform.npu.executor = *e;
+    const ExecutorEntry* e = executor_registry().find(o.executor);
+    if (e == nullptr) throw InputError("--executor: " + executor_registry().unknown(o.executor));
+    platform.npu.executor = e->name;
   }
   platform.check = o.check;
   if (o.chunks) {

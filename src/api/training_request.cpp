@@ -6,20 +6,21 @@
 #include "chakra/chakra_trace.h"
 #include "config/input_error.h"
 #include "config/units.h"
+#include "endpoint/executor_registry.h"
 #include "workload/astra_workload.h"
 #include "workload/models.h"
 
 namespace acesim::api {
 namespace {
 
-std::vector<ExecutorKind> parse_compare(const std::string& text) {
-  std::vector<ExecutorKind> out;
+std::vector<std::string> parse_compare(const std::string& text) {
+  std::vector<std::string> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    const auto e = parse_executor(item);
-    if (!e) throw InputError("--compare: unknown executor '" + item + "'" + suggestion(item, executor_names()));
-    out.push_back(*e);
+    const ExecutorEntry* e = executor_registry().find(item);
+    if (e == nullptr) throw InputError("--compare: " + executor_registry().unknown(item));
+    out.push_back(e->name);
   }
   if (out.empty()) throw InputError("--compare: give executors like sm,ace");
   return out;
@@ -82,7 +83,7 @@ Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform,
   return w;
 }
 
-void run_chakra_traces(const TrainingRequest& o, const std::vector<ExecutorKind>& executors, const Topology& topo,
+void run_chakra_traces(const TrainingRequest& o, const std::vector<std::string>& executors, const Topology& topo,
                        TrainingRun& run) {
   if (!o.workload_file.empty() || !o.model.empty()) throw InputError("--chakra cannot be combined with --workload or --model");
   if (o.batch || !o.precision.empty() || o.iterations) {
@@ -97,7 +98,7 @@ void run_chakra_traces(const TrainingRequest& o, const std::vector<ExecutorKind>
   co.roofline = o.chakra_flops;
   co.trace_ranks = o.trace_ranks;
   co.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
-  for (ExecutorKind e : executors) {
+  for (const std::string& e : executors) {
     PlatformConfig p = run.platform;
     p.npu.executor = e;
     run.chakra.push_back(run_chakra(p, traces, o.chakra_prefix, co));
@@ -113,17 +114,17 @@ TrainingRun simulate_training(const TrainingRequest& o) {
   const bool executor_given = !o.platform.executor.empty();
   if (astra && !executor_given) {
     // ASTRA-sim's endpoint: compute times as given, communication free.
-    run.platform.npu.executor = ExecutorKind::kIdeal;
+    run.platform.npu.executor = "ideal";
     run.platform.npu.fixed_kernel_times = true;
   }
   const bool nothing_given = o.platform.file.empty() && !astra && o.workload_file.empty() && o.model.empty() &&
                              o.chakra_prefix.empty() && !executor_given && o.compare.empty();
-  std::vector<ExecutorKind> executors;
+  std::vector<std::string> executors;
   if (!o.compare.empty()) {
     if (executor_given) throw InputError("--compare and --executor cannot be combined");
     executors = parse_compare(o.compare);
   } else if (nothing_given) {
-    executors = {ExecutorKind::kSm, ExecutorKind::kAce};  // the default: baseline and ACE side by side
+    executors = {"sm", "ace"};  // the default: baseline and ACE side by side
   } else {
     executors = {run.platform.npu.executor};
   }
@@ -138,7 +139,7 @@ TrainingRun simulate_training(const TrainingRequest& o) {
   to.trace_ranks = o.trace_ranks;
   to.full = o.platform.full;
   to.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
-  for (ExecutorKind e : executors) {
+  for (const std::string& e : executors) {
     PlatformConfig p = run.platform;
     p.npu.executor = e;
     run.reports.push_back(run_training(p, workload, to));

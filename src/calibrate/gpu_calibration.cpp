@@ -193,20 +193,20 @@ struct DoneAt : ActivityListener {
 struct LocalNpu {
   Simulation sim;
   Topology topo{std::vector<DimensionSpec>{DimensionSpec{DimKind::kRing, 2, 1.0, 0.0, 1}}};
-  Endpoint endpoint;
+  Endpoints endpoint;
   explicit LocalNpu(NpuConfig cfg) : endpoint(sim, topo, std::move(cfg)) {}
 };
 
 NpuConfig with_executor_for(const NpuConfig& npu, const std::string& kind) {
   NpuConfig c = npu;
-  c.executor = is_dma_kernel(kind) ? ExecutorKind::kAce : ExecutorKind::kSm;
+  c.executor = is_dma_kernel(kind) ? "ace" : "sm";
   return c;
 }
 
-Endpoint::LocalTransfer transfer_kind(const std::string& kind) {
-  if (kind == "copy") return Endpoint::LocalTransfer::kCopy;
-  if (kind == "reduce") return Endpoint::LocalTransfer::kReduce;
-  return Endpoint::LocalTransfer::kDma;
+LocalTransfer transfer_kind(const std::string& kind) {
+  if (kind == "copy") return LocalTransfer::kCopy;
+  if (kind == "reduce") return LocalTransfer::kReduce;
+  return LocalTransfer::kDma;
 }
 
 }  // namespace
@@ -634,7 +634,7 @@ std::string calibrated_platform_yaml(const Calibration& c, const GpuMeasurements
   out += fmt::format("  hbm_sharing: {}\n", to_string(n.hbm_sharing));
   if (n.hbm_sharing == HbmSharing::kStatic) out += fmt::format("  hbm_comm_share: {}\n", fmt_value(n.hbm_comm_share));
   out += "communication:\n";
-  out += fmt::format("  executor: {}\n", to_string(n.executor));
+  out += fmt::format("  executor: {}\n", n.executor);
   out += "  sm:\n";
   out += fmt::format("    units: {}\n", n.sm.units);
   out += fmt::format("    copy_GBps_per_unit: {}\n", fmt_value(n.sm.copy_GBps_per_unit));

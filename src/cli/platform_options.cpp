@@ -1,5 +1,7 @@
 #include "cli/platform_options.h"
 
+#include "endpoint/executor_registry.h"
+
 namespace acesim::cli {
 
 const CLI::Validator& non_empty() {
@@ -18,7 +20,8 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
   app->add_option("--granularity", o.granularity, "fluid backend: " + join_names(granularity_names()) + " (overrides the platform)")
       ->check(non_empty());
   app->add_option("--executor", o.executor,
-                  "communication executor: ideal | sm | ace (overrides the platform; ASTRA-sim inputs default to ideal)")
+                  "communication executor: " + executor_registry().choices() +
+                      " (overrides the platform; ASTRA-sim inputs default to ideal)")
       ->check(non_empty());
   o.chunks_option = app->add_option("--chunks", o.chunks, "chunks per collective (overrides the platform)");
   app->add_flag("--full", o.full, "simulate every rank, even when one representative rank could stand for all");

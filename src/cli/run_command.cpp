@@ -29,17 +29,17 @@ struct Options {
   CLI::Option* trace_npus_option = nullptr;
 };
 
-std::string with_executor_suffix(const std::string& path, ExecutorKind e, bool several) {
+std::string with_executor_suffix(const std::string& path, const std::string& executor, bool several) {
   if (!several) return path;
   const std::filesystem::path p(path);
-  return (p.parent_path() / (p.stem().string() + "." + std::string(to_string(e)) + p.extension().string())).string();
+  return (p.parent_path() / (p.stem().string() + "." + executor + p.extension().string())).string();
 }
 
 void write_chakra_outputs(const Options& o, const std::vector<ChakraReport>& reports, const PlatformConfig& platform) {
   const bool several = reports.size() > 1;
   for (const ChakraReport& r : reports) {
     if (!o.csv.empty()) {
-      write_chakra_csv(r, several ? (std::filesystem::path(o.csv) / std::string(to_string(r.executor))).string() : o.csv);
+      write_chakra_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
     }
     if (!o.trace.empty()) {
       const std::string path = with_executor_suffix(o.trace, r.executor, several);
@@ -55,7 +55,7 @@ void write_chakra_outputs(const Options& o, const std::vector<ChakraReport>& rep
     return;
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (several) std::printf("%s== executor %s\n", i ? "\n" : "", std::string(to_string(reports[i].executor)).c_str());
+    if (several) std::printf("%s== executor %s\n", i ? "\n" : "", reports[i].executor.c_str());
     std::fputs(format_chakra(reports[i], platform).c_str(), stdout);
   }
 }
@@ -65,7 +65,7 @@ void write_training_outputs(const Options& o, const api::TrainingRun& run) {
   const bool several = reports.size() > 1;
   if (!o.csv.empty()) {
     for (const TrainReport& r : reports) {
-      write_training_csv(r, several ? (std::filesystem::path(o.csv) / std::string(to_string(r.executor))).string() : o.csv);
+      write_training_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
     }
   }
   if (!o.trace.empty()) {
@@ -94,7 +94,7 @@ void write_training_outputs(const Options& o, const api::TrainingRun& run) {
       const double with = ps_to_us(reports[i].iteration_ps);
       const double without = ps_to_us(run.even_iteration_ps[i]);
       std::printf("stragglers (%s): iteration %.3f us against %.3f us without them (%+.1f%%)\n",
-                  std::string(to_string(reports[i].executor)).c_str(), with, without,
+                  reports[i].executor.c_str(), with, without,
                   without > 0 ? 100.0 * (with - without) / without : 0.0);
     }
   }

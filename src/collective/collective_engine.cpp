@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 
 namespace acesim {
@@ -23,8 +25,14 @@ std::uint64_t shape_key(CollectiveOp op, Algorithm alg, std::uint32_t mask, Rank
 }  // namespace
 
 CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net,
-                                   CollectiveConfig cfg, Endpoint* endpoint)
-    : sim_(sim), topo_(topo), net_(net), cfg_(std::move(cfg)), endpoint_(endpoint), shapes_(topo, net.wants_messages()) {
+                                   CollectiveConfig cfg, Endpoints* endpoint)
+    : sim_(sim),
+      topo_(topo),
+      net_(net),
+      cfg_(std::move(cfg)),
+      endpoint_(endpoint),
+      gated_(endpoint != nullptr && endpoint->gates_entry()),
+      shapes_(topo, net.wants_messages()) {
   if (topo_.num_dims() > 16) throw std::invalid_argument("at most 16 topology dimensions are supported");
   const std::string problem = validate(cfg_, topo_);
   if (!problem.empty()) throw std::invalid_argument(problem);
@@ -87,14 +95,9 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
       c.chunk_out = c.chunk_bytes;
       break;
   }
-  c.footprint = std::max(c.chunk_in, c.chunk_out);
-  if (endpoint_ != nullptr && endpoint_->executor() == ExecutorKind::kAce && !c.specs.empty() &&
-      c.footprint > static_cast<double>(endpoint_->config().ace.sram_bytes)) {
-    throw std::invalid_argument(
-        "ace: a chunk of " + std::to_string(static_cast<long long>(std::ceil(c.footprint))) +
-        " bytes per NPU does not fit the ACE SRAM (communication.ace.sram = " +
-        std::to_string(endpoint_->config().ace.sram_bytes) +
-        " bytes); split collectives into more chunks (collectives.chunks, collectives.max_chunk_bytes or --chunks)");
+  if (endpoint_ != nullptr && !c.specs.empty()) {
+    const std::string why = endpoint_->unfit_reason(ChunkBytes{c.chunk_in, c.chunk_out});
+    if (!why.empty()) throw std::invalid_argument(why);
   }
   for (const PhaseSpec& spec : c.specs) {
     Phase ph;
@@ -248,10 +251,10 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
 }
 
 bool CollectiveEngine::admit(const Waiting& w) {
-  if (w.phase != 0 || endpoint_ == nullptr || endpoint_->executor() != ExecutorKind::kAce) return true;
+  if (w.phase != 0 || !gated_) return true;
   const Collective& c = collectives_[w.coll];
   members(c.specs[0], base_rank(c.phases[0], w.instance), scratch_members_);
-  return endpoint_->sram_try_reserve(scratch_members_, c.footprint);
+  return endpoint_->try_enter(scratch_members_, ChunkBytes{c.chunk_in, c.chunk_out});
 }
 
 void CollectiveEngine::dispatch(std::int32_t q) {
@@ -260,10 +263,11 @@ void CollectiveEngine::dispatch(std::int32_t q) {
     return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
   };
   while (gq.running < cfg_.active_chunks_per_dim && !gq.heap.empty()) {
-    // The best waiting chunk that can run now. A chunk entering an ACE
-    // collective needs SRAM on every member; while it waits for some, work
-    // behind it that needs none (later phases of other collectives, whose
-    // completion frees SRAM) must not wait with it, or the group deadlocks.
+    // The best waiting chunk that can run now. A chunk entering a
+    // collective may need room at every member's endpoint (admit); while it
+    // waits for some, work behind it that needs none (later phases of other
+    // collectives, whose completion frees room) must not wait with it, or
+    // the group deadlocks.
     skipped_.clear();
     bool found = false;
     while (!gq.heap.empty()) {
@@ -287,7 +291,7 @@ void CollectiveEngine::dispatch(std::int32_t q) {
         gq.heap.push_back(s);
         std::push_heap(gq.heap.begin(), gq.heap.end(), later);
       }
-      sram_blocked_.push_back(q);
+      entry_blocked_.push_back(q);
       return;
     }
   }
@@ -340,10 +344,10 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
   --queues_[rp.queue].running;
   advance(rp);
   request_dispatch(rp.queue);
-  if (!sram_blocked_.empty() && sram_released_) {
-    sram_released_ = false;
+  if (!entry_blocked_.empty() && entry_freed_) {
+    entry_freed_ = false;
     std::vector<std::int32_t> blocked;
-    blocked.swap(sram_blocked_);
+    blocked.swap(entry_blocked_);
     for (std::int32_t q : blocked) request_dispatch(q);
   }
 }
@@ -365,13 +369,10 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
     }
     return;
   }
-  const bool ace = endpoint_ != nullptr && endpoint_->executor() == ExecutorKind::kAce;
+  const ChunkBytes chunk{c.chunk_in, c.chunk_out};
   for (Rank r : group) {
     if (rep_ >= 0 && r != rep_) continue;
-    if (ace) {
-      endpoint_->sram_release(r, c.footprint);
-      sram_released_ = true;
-    }
+    if (endpoint_ != nullptr && endpoint_->leave(r, chunk)) entry_freed_ = true;
     const std::int32_t done = ++collectives_[rp.coll].rank_chunks_done[slot(r)];
     if (done > c.chunks) throw std::logic_error("invariant broken: a rank finished a chunk of a collective twice");
     if (done == c.chunks) rank_finished(rp.coll, r);
@@ -440,7 +441,11 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
       for (const Waiting& w : gq.heap) queued += w.coll == id ? 1 : 0;
     }
     for (const RunningPhase& rp : running_) running += rp.active && rp.coll == id ? 1 : 0;
-    if (queued > 0) line += "; " + std::to_string(queued) + " chunk-phases queued for a group (slot or ACE SRAM)";
+    if (queued > 0) {
+      const std::string_view room = endpoint_ != nullptr ? endpoint_->entry_resource() : std::string_view();
+      line += "; " + std::to_string(queued) + " chunk-phases queued for a group (slot" +
+              (room.empty() ? std::string() : " or " + std::string(room)) + ")";
+    }
     if (running > 0) line += "; " + std::to_string(running) + " chunk-phases running";
     lines.push_back(std::move(line));
   }

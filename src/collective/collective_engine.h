@@ -49,7 +49,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // `endpoint` may be null: communication then costs the endpoints nothing
   // and no per-NPU statistics are kept.
   CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveConfig cfg,
-                   Endpoint* endpoint = nullptr);
+                   Endpoints* endpoint = nullptr);
   CollectiveEngine(const CollectiveEngine&) = delete;
   CollectiveEngine& operator=(const CollectiveEngine&) = delete;
 
@@ -105,7 +105,6 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     long long group_npus = 1;
     double chunk_in = 0.0;    // a chunk's input at one NPU
     double chunk_out = 0.0;   // a chunk's output at one NPU
-    double footprint = 0.0;   // ace: SRAM a chunk holds at each NPU from entry to exit
     std::vector<std::int32_t> rank_chunks_done;
     std::vector<std::uint8_t> rank_arrived;
     long long arrivals = 0;
@@ -157,7 +156,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   const Topology& topo_;
   NetworkBackend& net_;
   CollectiveConfig cfg_;
-  Endpoint* endpoint_;
+  Endpoints* endpoint_;
+  bool gated_;  // the endpoints admit chunks entering a collective (Endpoints::try_enter)
   ShapeCache shapes_;
   std::deque<Collective> collectives_;
   std::deque<GroupQueue> queues_;
@@ -168,12 +168,12 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::vector<Rank> scratch_advance_;
   EndpointLoad load_;
   Rank rep_ = -1;
-  std::vector<std::int32_t> sram_blocked_;  // queues waiting for ACE SRAM
+  std::vector<std::int32_t> entry_blocked_;  // queues whose entering chunks wait for room at the endpoints
   std::vector<Waiting> skipped_;
   std::vector<std::int32_t> dispatch_queues_;
   std::vector<std::uint8_t> dispatch_marked_;  // per queue
   bool dispatch_pending_ = false;
-  bool sram_released_ = false;
+  bool entry_freed_ = false;
   std::uint64_t phases_run_ = 0;
 };
 

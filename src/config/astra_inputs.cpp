@@ -316,7 +316,7 @@ PlatformConfig parse_astra_platform(std::string_view network_text, const std::st
   // ASTRA-sim inputs carry no NPU model: the documented default NPU, with the
   // system file's memory bandwidth and peak compute when it gives them.
   pc.npu = default_npu();
-  pc.npu.executor = ExecutorKind::kIdeal;
+  pc.npu.executor = "ideal";
   if (pc.local_mem_bw_GBps) pc.npu.hbm_GBps = *pc.local_mem_bw_GBps;
   if (pc.peak_perf_TFLOPS) pc.npu.unit_TFLOPS = *pc.peak_perf_TFLOPS / pc.npu.compute_units;
   if (baseline_optimization && cc.op(CollectiveOp::kAllReduce).plan == PlanKind::kHierarchical) {

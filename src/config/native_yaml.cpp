@@ -11,6 +11,7 @@
 #include "config/units.h"
 #include "config/platform.h"
 #include "config/yaml_reader.h"
+#include "endpoint/executor_registry.h"
 
 namespace acesim {
 namespace {
@@ -186,10 +187,9 @@ void read_communication(const YAML::Node& node, NpuConfig& npu, const std::strin
   check_map(node, file, "communication", {"executor", "sm", "ace"});
   if (node["executor"]) {
     const std::string v = scalar(node["executor"], file, "communication.executor");
-    const auto e = parse_executor(v);
-    const auto names = executor_names();
-    if (!e) throw_input_error(file, line_of(node["executor"]), "communication.executor", "unknown executor '" + v + "'" + suggestion(v, names));
-    npu.executor = *e;
+    const ExecutorEntry* e = executor_registry().find(v);
+    if (e == nullptr) throw_input_error(file, line_of(node["executor"]), "communication.executor", executor_registry().unknown(v));
+    npu.executor = e->name;
   }
   if (node["sm"]) {
     const YAML::Node sm = node["sm"];

@@ -11,12 +11,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
-#include "collective/types.h"
+#include "endpoint/executor.h"
 #include "endpoint/npu_config.h"
 #include "engine/simulation.h"
 #include "network/network.h"
@@ -30,15 +32,6 @@ struct Kernel {
   double flops = 0.0;
   double hbm_bytes = 0.0;
   TimePs time_ps = -1;  // >= 0: given as a time (ASTRA-sim tables)
-};
-
-// What one phase of one chunk costs each member's endpoint.
-struct PhaseCost {
-  CollectiveOp op;       // the phase's operation
-  bool first = false;    // the chunk enters the collective in this phase
-  bool last = false;     // ... and leaves it at the end of this one
-  double in_bytes = 0.0;   // the chunk's input at one NPU
-  double out_bytes = 0.0;  // the chunk's output at one NPU
 };
 
 struct NpuStats {
@@ -64,12 +57,17 @@ struct NpuStatsMean {
   void add(const NpuStats& s);
 };
 
-class Endpoint {
+// All NPUs of a simulation. An NPU's resources are created the first time
+// anything touches it (the fluid model numbers resources in that order);
+// getters create nothing.
+class Endpoints {
  public:
-  // Throws std::invalid_argument when the NPU configuration is invalid.
-  Endpoint(Simulation& sim, const Topology& topo, NpuConfig cfg);
-  Endpoint(const Endpoint&) = delete;
-  Endpoint& operator=(const Endpoint&) = delete;
+  // Throws std::invalid_argument when the NPU configuration is invalid or
+  // names no registered executor.
+  Endpoints(Simulation& sim, const Topology& topo, NpuConfig cfg);
+  ~Endpoints();
+  Endpoints(const Endpoints&) = delete;
+  Endpoints& operator=(const Endpoints&) = delete;
 
   const NpuConfig& config() const { return cfg_; }
   // Symmetric simulation: only `rank`'s resources and statistics exist;
@@ -78,35 +76,36 @@ class Endpoint {
   bool simulated(Rank r) const { return rep_ < 0 || r == rep_; }
   // A straggler: rank r's kernels do `factor` times the work (factor > 0).
   void set_compute_slowdown(Rank r, double factor);
-  ExecutorKind executor() const { return cfg_.executor; }
 
-  // ---- communication, called by the collective engine ----
+  // ---- communication, called by the collective engine and messages ----
   // Fills `out` with what the phase costs its members' endpoints.
   void phase_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape,
-                  double phase_bytes, EndpointLoad& out);
+                  double phase_bytes, EndpointLoad& out) {
+    out.demands.clear();
+    out.priority_class = comm_class();
+    executor_->phase_load(cost, members, shape, phase_bytes, out);
+  }
   // Counts a phase's link traffic in the members' statistics.
   void record_traffic(const TransferShape& shape, double phase_bytes);
-  // sm: a collective's kernels hold `units` compute units on an NPU while
-  // it has at least one phase running there.
-  void phase_begin(std::uint32_t collective, std::span<const Rank> members);
-  void phase_end(std::uint32_t collective, std::span<const Rank> members);
-  // ace: SRAM held by a chunk from entry to exit. try_reserve reserves on
-  // every member or on none.
-  bool sram_try_reserve(std::span<const Rank> members, double bytes);
-  void sram_release(Rank r, double bytes);
-  double sram_free(Rank r);
+  // A phase of a collective (or a message) starts / ends on `members`.
+  void phase_begin(std::uint32_t collective, std::span<const Rank> members) {
+    executor_->phase_begin(collective, members);
+  }
+  void phase_end(std::uint32_t collective, std::span<const Rank> members) { executor_->phase_end(collective, members); }
+  // See Executor: admission of chunks entering a collective.
+  std::string unfit_reason(const ChunkBytes& chunk) const { return executor_->unfit_reason(chunk); }
+  bool gates_entry() const { return executor_->gates_entry(); }
+  bool try_enter(std::span<const Rank> members, const ChunkBytes& chunk) { return executor_->try_enter(members, chunk); }
+  bool leave(Rank r, const ChunkBytes& chunk) { return executor_->leave(r, chunk); }
+  std::string_view entry_resource() const { return executor_->entry_resource(); }
 
   // ---- transfers inside one NPU (the single-GPU characterization) ----
-  // A copy (read 1, write 1 HBM byte per byte) or a reduction (read 2,
-  // write 1) by kernels on the compute units (sm executor; the caller holds
-  // the units with hold_units), or a copy by ACE's DMA (read and write each
-  // byte once through the DMA engine). Progress is in bytes.
-  enum class LocalTransfer { kCopy, kReduce, kDma };
+  // Progress is in bytes; the executor says which resources it uses.
   ActivityId start_local_transfer(Rank r, LocalTransfer kind, double bytes, ActivityListener* listener,
                                   std::uint64_t tag);
-  // sm: `units` more (or, negative, fewer) compute units held by
-  // communication kernels on `r` outside any collective.
-  void hold_units(Rank r, int units);
+  // `units` more (or, negative, fewer) compute units held by communication
+  // kernels on `r` outside any collective (executors that hold units).
+  void hold_units(Rank r, int units) { executor_->hold_units(r, units); }
 
   // ---- compute ----
   ActivityId start_kernel(Rank r, const Kernel& k, ActivityListener* listener, std::uint64_t tag);
@@ -116,35 +115,42 @@ class Endpoint {
   // ---- statistics ----
   // Settles time-integrated statistics up to now.
   void settle();
-  const NpuStats& stats(Rank r);
+  // All zero for an NPU nothing has touched.
+  const NpuStats& stats(Rank r) const;
   // Compute units held by communication on `r` now.
-  int units_held(Rank r);
+  int units_held(Rank r) const;
   std::size_t npus_touched() const { return npus_.size(); }
   // Invariant: over the simulated ranks, the bytes put on each dimension's
   // links equal the bytes taken off them. Throws std::logic_error.
-  void check_traffic_balance(Rank ranks);
+  void check_traffic_balance(Rank ranks) const;
   // The mean over ranks 0 .. ranks-1 (the simulated ones).
-  NpuStatsMean mean_stats(Rank ranks);
+  NpuStatsMean mean_stats(Rank ranks) const;
 
- private:
+  // ---- for executors ----
   static constexpr ResourceId kNone = std::numeric_limits<ResourceId>::max();
+  // What every NPU has, whatever its executor.
   struct Npu {
+    std::size_t index = 0;          // position among touched NPUs
     ResourceId cu = kNone;          // compute pool, FLOP/s
     ResourceId hbm = kNone;         // shared HBM, or compute's part under a static split
     ResourceId hbm_comm = kNone;    // communication's part under a static split
-    ResourceId comm_units = kNone;  // sm: bytes/s the held units can move
-    ResourceId dma = kNone;         // ace
-    ResourceId alu = kNone;         // ace
-    int units_requested = 0;
-    int units_held = 0;
+    int units_held = 0;             // compute units taken from the pool by communication
     TimePs held_since = 0;
-    double sram_used = 0.0;
     NpuStats stats;
   };
-
-  Npu& npu(Rank r);
-  void set_units(Rank r, Npu& n, int requested);
+  // Rank r's NPU, its resources (and the executor's) created on first touch.
+  Npu& npu(Rank r) {
+    const std::int32_t idx = index_[static_cast<std::size_t>(r)];
+    return idx >= 0 ? npus_[static_cast<std::size_t>(idx)] : add_npu(r);
+  }
+  // Communication now holds `held` compute units of `n` (at most all of
+  // them): the compute pool shrinks accordingly. False when unchanged.
+  bool set_units_held(Npu& n, int held);
+  Simulation& sim() { return sim_; }
   int comm_class() const;
+
+ private:
+  Npu& add_npu(Rank r);
   int compute_class() const;
 
   Simulation& sim_;
@@ -152,10 +158,11 @@ class Endpoint {
   NpuConfig cfg_;
   std::vector<std::int32_t> index_;  // rank -> position in npus_, -1 until touched
   std::vector<Npu> npus_;
-  std::unordered_map<std::uint64_t, std::int32_t> running_;  // (collective, rank) -> running phases
+  NpuStats untouched_;  // what stats() says of an NPU nothing touched
   std::unordered_map<Rank, double> slowdown_;
   Rank rep_ = -1;
   std::vector<Usage> scratch_;
+  std::unique_ptr<Executor> executor_;
 };
 
 }  // namespace acesim

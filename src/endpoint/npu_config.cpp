@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "endpoint/executor_registry.h"
+
 namespace acesim {
 namespace {
 std::string squash(std::string_view s) {
@@ -15,15 +17,6 @@ std::string squash(std::string_view s) {
 bool positive(double v) { return v > 0.0 && std::isfinite(v); }
 }  // namespace
 
-std::string_view to_string(ExecutorKind e) {
-  switch (e) {
-    case ExecutorKind::kIdeal: return "ideal";
-    case ExecutorKind::kSm: return "sm";
-    case ExecutorKind::kAce: return "ace";
-  }
-  return "?";
-}
-
 std::string_view to_string(HbmSharing h) {
   switch (h) {
     case HbmSharing::kFair: return "fair";
@@ -32,14 +25,6 @@ std::string_view to_string(HbmSharing h) {
     case HbmSharing::kStatic: return "static";
   }
   return "?";
-}
-
-std::optional<ExecutorKind> parse_executor(std::string_view s) {
-  const std::string n = squash(s);
-  if (n == "ideal") return ExecutorKind::kIdeal;
-  if (n == "sm") return ExecutorKind::kSm;
-  if (n == "ace") return ExecutorKind::kAce;
-  return std::nullopt;
 }
 
 std::optional<HbmSharing> parse_hbm_sharing(std::string_view s) {
@@ -51,12 +36,12 @@ std::optional<HbmSharing> parse_hbm_sharing(std::string_view s) {
   return std::nullopt;
 }
 
-std::vector<std::string> executor_names() { return {"ideal", "sm", "ace"}; }
 std::vector<std::string> hbm_sharing_names() { return {"fair", "compute-priority", "communication-priority", "static"}; }
 
 NpuConfig default_npu() { return NpuConfig{}; }
 
 std::string validate(const NpuConfig& npu) {
+  if (executor_registry().find(npu.executor) == nullptr) return executor_registry().unknown(npu.executor);
   if (npu.compute_units < 1) return "npu.compute_units must be >= 1";
   if (!positive(npu.unit_TFLOPS)) return "npu.unit_TFLOPS must be > 0";
   if (!positive(npu.hbm_GBps)) return "npu.hbm_GBps must be > 0";

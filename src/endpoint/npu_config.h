@@ -12,12 +12,6 @@
 
 namespace acesim {
 
-enum class ExecutorKind {
-  kIdeal,  // communication costs the endpoint nothing (upper bound)
-  kSm,     // collective kernels on the compute units, data staged in HBM (NCCL-like)
-  kAce,    // the offload engine: SRAM, reduction ALUs, DMA to HBM
-};
-
 enum class HbmSharing {
   kFair,           // compute and communication progress at equal shares of their own full speed
   kComputePriority,
@@ -25,11 +19,8 @@ enum class HbmSharing {
   kStatic,         // a fixed fraction of HBM bandwidth reserved for communication
 };
 
-std::string_view to_string(ExecutorKind e);
 std::string_view to_string(HbmSharing h);
-std::optional<ExecutorKind> parse_executor(std::string_view s);
 std::optional<HbmSharing> parse_hbm_sharing(std::string_view s);
-std::vector<std::string> executor_names();
 std::vector<std::string> hbm_sharing_names();
 
 struct SmParams {
@@ -58,7 +49,8 @@ struct NpuConfig {
   // (fraction of peak bandwidth); fixed_kernel_times keeps them as given.
   double timed_kernel_hbm_fraction = 0.5;
   bool fixed_kernel_times = false;
-  ExecutorKind executor = ExecutorKind::kIdeal;
+  // The executor's canonical name in executor_registry() (executor_registry.h).
+  std::string executor = "ideal";
   SmParams sm;
   AceParams ace;
 
@@ -68,7 +60,8 @@ struct NpuConfig {
 // The default NPU (a V100/TPU-v3-era accelerator; docs/model.md says why).
 NpuConfig default_npu();
 
-// A description of the first problem, or an empty string.
+// A description of the first problem (an unknown executor included), or an
+// empty string.
 std::string validate(const NpuConfig& npu);
 
 // HBM bytes per byte sent by the sm executor for a phase running `op`; an

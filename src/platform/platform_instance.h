@@ -43,7 +43,7 @@ struct PlatformInstance {
   Simulation sim;
   Topology topology;
   std::unique_ptr<NetworkBackend> network;
-  Endpoint endpoint;
+  Endpoints endpoint;
   CollectiveEngine collectives;
 };
 

@@ -47,7 +47,7 @@ std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* ke
                                        std::uint64_t bytes) {
   PlatformInstance pi(p, req != nullptr ? (!req->full && asymmetry_reason(p).empty()) : asymmetry_reason(p).empty());
   Simulation& sim = pi.sim;
-  Endpoint& endpoint = pi.endpoint;
+  Endpoints& endpoint = pi.endpoint;
   CollectiveEngine& engine = pi.collectives;
   KernelTimes kt;
   kt.sim = &sim;
@@ -100,7 +100,7 @@ StudyRow row(std::string config, double x, const PlatformConfig& p, const Collec
   return r;
 }
 
-PlatformConfig with_executor(PlatformConfig p, ExecutorKind e) {
+PlatformConfig with_executor(PlatformConfig p, const std::string& e) {
   p.npu.executor = e;
   return p;
 }
@@ -114,19 +114,19 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
   if (name == "units") {
     s.x_label = "units";
     for (int k : unit_sweep(platform.npu.compute_units)) {
-      PlatformConfig p = with_executor(platform, ExecutorKind::kSm);
+      PlatformConfig p = with_executor(platform, "sm");
       p.npu.sm.units = k;
       s.rows.push_back(row(fmt::format("sm units={}", k), k, p, req, bytes));
     }
-    s.rows.push_back(row("ace", 0, with_executor(platform, ExecutorKind::kAce), req, bytes));
-    s.rows.push_back(row("ideal", 0, with_executor(platform, ExecutorKind::kIdeal), req, bytes));
+    s.rows.push_back(row("ace", 0, with_executor(platform, "ace"), req, bytes));
+    s.rows.push_back(row("ideal", 0, with_executor(platform, "ideal"), req, bytes));
   } else if (name == "hbm") {
     s.x_label = "HBM GB/s";
     for (double f : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
-      for (ExecutorKind e : {ExecutorKind::kSm, ExecutorKind::kAce}) {
+      for (const char* e : {"sm", "ace"}) {
         PlatformConfig p = with_executor(platform, e);
         p.npu.hbm_GBps = platform.npu.hbm_GBps * f;
-        s.rows.push_back(row(std::string(to_string(e)), p.npu.hbm_GBps, p, req, bytes));
+        s.rows.push_back(row(e, p.npu.hbm_GBps, p, req, bytes));
       }
     }
   } else if (name == "overlap") {
@@ -139,11 +139,11 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
       r.overlap = run_overlap(p, kernel, req, bytes);
       s.rows.push_back(std::move(r));
     };
-    add("ideal", 0, with_executor(platform, ExecutorKind::kIdeal));
-    add("ace", 0, with_executor(platform, ExecutorKind::kAce));
+    add("ideal", 0, with_executor(platform, "ideal"));
+    add("ace", 0, with_executor(platform, "ace"));
     for (int k : unit_sweep(platform.npu.compute_units)) {
       if (k == platform.npu.compute_units) continue;  // the kernel would get no unit at all
-      PlatformConfig p = with_executor(platform, ExecutorKind::kSm);
+      PlatformConfig p = with_executor(platform, "sm");
       p.npu.sm.units = k;
       add(fmt::format("sm units={}", k), k, p);
     }
@@ -152,8 +152,8 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
     for (CollectiveOp op : kAllCollectiveOps) {
       CollectiveRequestSpec r = req;
       r.op = op;
-      for (ExecutorKind e : {ExecutorKind::kSm, ExecutorKind::kAce}) {
-        s.rows.push_back(row(fmt::format("{} {}", to_string(op), to_string(e)), 0, with_executor(platform, e), r, bytes));
+      for (const char* e : {"sm", "ace"}) {
+        s.rows.push_back(row(fmt::format("{} {}", to_string(op), e), 0, with_executor(platform, e), r, bytes));
       }
     }
   } else {

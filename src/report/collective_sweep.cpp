@@ -11,6 +11,7 @@
 #include "config/input_error.h"
 #include "config/units.h"
 #include "endpoint/endpoint.h"
+#include "endpoint/executor_registry.h"
 #include "engine/simulation.h"
 #include "network/network.h"
 
@@ -50,7 +51,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   PlatformInstance pi(platform, symmetric);
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
-  Endpoint& endpoint = pi.endpoint;
+  Endpoints& endpoint = pi.endpoint;
   CollectiveEngine& engine = pi.collectives;
   CollectiveRequest r;
   r.op = req.op;
@@ -117,9 +118,7 @@ std::string describe_platform(const PlatformConfig& p) {
     dims += fmt::format("{}{} {} x{} {:g} GB/s {:g} ns", d ? ", " : "", to_string(s.kind), s.npus,
                         s.links_per_neighbour, s.bandwidth_GBps, s.latency_ns);
   }
-  std::string executor(to_string(p.npu.executor));
-  if (p.npu.executor == ExecutorKind::kSm) executor += fmt::format(" ({} of {} units)", p.npu.sm.units, p.npu.compute_units);
-  if (p.npu.executor == ExecutorKind::kAce) executor += fmt::format(" ({} SRAM)", format_bytes(p.npu.ace.sram_bytes));
+  const std::string executor = describe_executor(p.npu);
   std::string chunking = fmt::format("{} chunks", p.collectives.chunks);
   if (p.collectives.max_chunk_bytes > 0) chunking += fmt::format(" of at most {}", format_bytes(p.collectives.max_chunk_bytes));
   return fmt::format("{} NPUs [{}]; backend {}; executor {}; HBM {:g} GB/s; {}, {} active per dimension, {}", n, dims,
@@ -167,7 +166,7 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"algbw_GBps", r.algbw_GBps},
                    {"busbw_GBps", r.busbw_GBps},
                    {"link_bytes_per_dim", r.link_bytes_per_dim},
-                   {"executor", std::string(to_string(r.executor))},
+                   {"executor", r.executor},
                    {"chunks", r.chunks},
                    {"hbm_bytes", r.hbm_bytes},
                    {"network_bytes", r.network_bytes},
@@ -182,7 +181,7 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
   }
   return {{"platform", platform.source},
           {"backend", platform.network.backend},
-          {"executor", std::string(to_string(platform.npu.executor))},
+          {"executor", platform.npu.executor},
           {"results", arr}};
 }
 

@@ -30,7 +30,7 @@ struct CollectiveResult {
   double busbw_GBps;
   std::uint64_t events;
   std::vector<double> link_bytes_per_dim;
-  ExecutorKind executor;
+  std::string executor;  // its name in executor_registry()
   int chunks;  // as run (max_chunk_bytes may raise the configured count)
   long long simulated_ranks;  // 1 when symmetric
   std::string simulation;     // "symmetric", or "full" with the reason

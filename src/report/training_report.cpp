@@ -28,7 +28,7 @@ std::string dims_text(const std::vector<int>& dims) {
 std::string format_training(const TrainReport& r, const PlatformConfig& platform) {
   std::string out;
   out += fmt::format("# acesim run: {} ({}), {} iteration(s), executor {}\n", r.workload, r.parallelism, r.iterations,
-                     to_string(r.executor));
+                     r.executor);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
   const double it = static_cast<double>(r.iteration_ps);
@@ -73,7 +73,7 @@ std::string format_comparison(const std::vector<TrainReport>& runs, const Platfo
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", runs[0].simulated_ranks, runs[0].npus, runs[0].simulation);
   out += fmt::format("# {:<28}", "");
-  for (const TrainReport& r : runs) out += fmt::format(" {:>16}", to_string(r.executor));
+  for (const TrainReport& r : runs) out += fmt::format(" {:>16}", r.executor);
   out += "\n";
   auto row = [&](const std::string& name, auto value) {
     out += fmt::format("  {:<28}", name);
@@ -101,7 +101,7 @@ std::string format_comparison(const std::vector<TrainReport>& runs, const Platfo
   });
   out += "\n# per layer: compute (fwd+ig+wg) and exposed communication, us\n";
   out += fmt::format("# {:<24}", "layer");
-  for (const TrainReport& r : runs) out += fmt::format(" {:>14} {:>10}", fmt::format("{} compute", to_string(r.executor)), "exposed");
+  for (const TrainReport& r : runs) out += fmt::format(" {:>14} {:>10}", fmt::format("{} compute", r.executor), "exposed");
   out += "\n";
   for (std::size_t i = 0; i < runs[0].layers.size(); ++i) {
     out += fmt::format("  {:<24}", runs[0].layers[i].name);
@@ -130,7 +130,7 @@ nlohmann::json training_json(const TrainReport& r) {
   return {{"workload", r.workload},
           {"parallelism", r.parallelism},
           {"platform", r.platform},
-          {"executor", std::string(to_string(r.executor))},
+          {"executor", r.executor},
           {"npus", r.npus},
           {"simulated_ranks", r.simulated_ranks},
           {"simulation", r.simulation},

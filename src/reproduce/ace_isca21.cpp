@@ -36,17 +36,17 @@ std::string config_name(int units, HbmSharing hbm, double share) {
 
 std::vector<ReproConfig> repro_configs(const NpuConfig& npu) {
   std::vector<ReproConfig> c;
-  c.push_back({"ideal", ExecutorKind::kIdeal});
-  c.push_back({"ace", ExecutorKind::kAce});
+  c.push_back({"ideal", "ideal"});
+  c.push_back({"ace", "ace"});
   // No overlap: gradients are reduced while compute waits, so communication
   // gets the whole NPU: every unit, and HBM first.
-  c.push_back({"no-overlap", ExecutorKind::kSm, npu.compute_units, HbmSharing::kCommPriority, 0.5, true});
+  c.push_back({"no-overlap", "sm", npu.compute_units, HbmSharing::kCommPriority, 0.5, true});
   // Overlapping baselines: compute units x HBM sharing splits.
   for (int units : {4, 8, 16, 32}) {
     if (units >= npu.compute_units) continue;
-    c.push_back({config_name(units, HbmSharing::kFair, 0), ExecutorKind::kSm, units, HbmSharing::kFair, 0.5, false});
+    c.push_back({config_name(units, HbmSharing::kFair, 0), "sm", units, HbmSharing::kFair, 0.5, false});
     for (double share : {0.25, 0.5}) {
-      c.push_back({config_name(units, HbmSharing::kStatic, share), ExecutorKind::kSm, units, HbmSharing::kStatic, share, false});
+      c.push_back({config_name(units, HbmSharing::kStatic, share), "sm", units, HbmSharing::kStatic, share, false});
     }
   }
   return c;
@@ -106,7 +106,7 @@ struct Job {
 ReproResult run_job(const Job& job) {
   PlatformConfig p = repro_platform(job.npus);
   p.npu.executor = job.config.executor;
-  if (job.config.executor == ExecutorKind::kSm) {
+  if (job.config.executor == "sm") {
     p.npu.sm.units = job.config.units;
     p.npu.hbm_sharing = job.config.hbm;
     p.npu.hbm_comm_share = job.config.hbm_comm_share;
@@ -211,9 +211,9 @@ void write_csv(const std::vector<ReproResult>& rs, const std::string& path, bool
     f << r.workload << ',' << r.npus << ',' << r.config.name << ',' << fmt::format("{:.3f}", ps_to_ns(r.report.iteration_ps))
       << ',' << fmt::format("{:.3f}", ps_to_ns(r.report.compute_ps)) << ','
       << fmt::format("{:.3f}", ps_to_ns(r.report.exposed_comm_ps)) << ',' << fmt::format("{:.6f}", r.network_utilization)
-      << ',' << fmt::format("{:.4f}", r.hbm_bytes_per_network_byte) << ',' << to_string(r.config.executor) << ','
+      << ',' << fmt::format("{:.4f}", r.hbm_bytes_per_network_byte) << ',' << r.config.executor << ','
       << r.config.units << ','
-      << (r.config.executor == ExecutorKind::kSm
+      << (r.config.executor == "sm"
               ? (r.config.hbm == HbmSharing::kStatic ? fmt::format("static-{:g}", r.config.hbm_comm_share)
                                                      : std::string(to_string(r.config.hbm)))
               : std::string("-"))

@@ -23,7 +23,7 @@ struct ReproOptions {
 // One configuration of the endpoint the paper compares.
 struct ReproConfig {
   std::string name;  // ideal, ace, no-overlap, baseline-u<K>-<hbm>
-  ExecutorKind executor;
+  std::string executor;  // its name in executor_registry()
   int units = 0;                                  // sm: compute units given to communication
   HbmSharing hbm = HbmSharing::kFair;
   double hbm_comm_share = 0.5;                    // static split

@@ -149,7 +149,7 @@ std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces, const Cha
 }
 
 ChakraExecutor::ChakraExecutor(Simulation& sim, const Topology& topo, NetworkBackend& net,
-                               CollectiveEngine& collectives, Endpoint& endpoint,
+                               CollectiveEngine& collectives, Endpoints& endpoint,
                                const std::vector<chakra::Trace>& traces, ChakraOptions options)
     : sim_(sim),
       topo_(topo),

@@ -81,7 +81,7 @@ class ChakraExecutor final : private ActivityListener,
   // must have passed check_chakra_groups. With a
   // representative collective engine (symmetric), only rank 0 runs.
   ChakraExecutor(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveEngine& collectives,
-                 Endpoint& endpoint, const std::vector<chakra::Trace>& traces, ChakraOptions options = {});
+                 Endpoints& endpoint, const std::vector<chakra::Trace>& traces, ChakraOptions options = {});
   ChakraExecutor(const ChakraExecutor&) = delete;
   ChakraExecutor& operator=(const ChakraExecutor&) = delete;
 
@@ -174,7 +174,7 @@ class ChakraExecutor final : private ActivityListener,
   const Topology& topo_;
   NetworkBackend& net_;
   CollectiveEngine& collectives_;
-  Endpoint& endpoint_;
+  Endpoints& endpoint_;
   ChakraOptions options_;
   Rank sim_ranks_;
   std::vector<Graph> graphs_;  // one per simulated rank (one in symmetric mode)

@@ -208,7 +208,7 @@ nlohmann::json chakra_json(const ChakraReport& r) {
   return {{"workload", "chakra"},
           {"prefix", r.prefix},
           {"platform", r.platform},
-          {"executor", to_string(r.executor)},
+          {"executor", r.executor},
           {"npus", r.npus},
           {"simulated_ranks", r.simulated_ranks},
           {"simulation", r.simulation},

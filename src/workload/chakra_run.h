@@ -36,7 +36,7 @@ struct ChakraNodeRecord {
 struct ChakraReport {
   std::string prefix;
   std::string platform;
-  ExecutorKind executor = ExecutorKind::kIdeal;
+  std::string executor = "ideal";
   long long npus = 0;
   long long simulated_ranks = 0;
   std::string simulation;  // "symmetric", or "full" with the reason

@@ -5,7 +5,7 @@
 
 namespace acesim {
 
-Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collectives, Endpoint& endpoint,
+Trainer::Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collectives, Endpoints& endpoint,
                  const Workload& workload, TrainOptions options)
     : sim_(sim),
       collectives_(collectives),

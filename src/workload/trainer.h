@@ -65,7 +65,7 @@ struct CollectiveRecord {
 
 class Trainer final : private ActivityListener, private CollectiveListener, private EventHandler {
  public:
-  Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collectives, Endpoint& endpoint,
+  Trainer(Simulation& sim, const Topology& topo, CollectiveEngine& collectives, Endpoints& endpoint,
           const Workload& workload, TrainOptions options = {});
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -141,7 +141,7 @@ class Trainer final : private ActivityListener, private CollectiveListener, priv
 
   Simulation& sim_;
   CollectiveEngine& collectives_;
-  Endpoint& endpoint_;
+  Endpoints& endpoint_;
   const Workload& workload_;
   TrainOptions options_;
   int num_layers_;

@@ -23,7 +23,7 @@ double npu_link_capacity_Bps(const DimensionSpec& d) {
   return link;
 }
 
-EndpointSummary summarize_endpoints(Endpoint& endpoint, const Topology& topo, const NpuConfig& npu,
+EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, const NpuConfig& npu,
                                     Rank simulated_ranks, TimePs total_ps) {
   EndpointSummary es;
   const double seconds = ps_to_seconds(total_ps);
@@ -85,7 +85,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   }
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
-  Endpoint& endpoint = pi.endpoint;
+  Endpoints& endpoint = pi.endpoint;
   CollectiveEngine& collectives = pi.collectives;
   Trainer trainer(sim, topo, collectives, endpoint, workload, options);
   trainer.start();

@@ -24,7 +24,7 @@ struct TrainReport {
   std::string workload;
   std::string parallelism;
   std::string platform;
-  ExecutorKind executor = ExecutorKind::kIdeal;
+  std::string executor = "ideal";
   long long npus = 0;
   long long simulated_ranks = 0;  // 1 when symmetric
   std::string simulation;         // "symmetric", or "full" with the reason
@@ -72,7 +72,7 @@ struct EndpointSummary {
   double hbm_bytes_comm = 0.0;
   double comm_unit_seconds = 0.0;
 };
-EndpointSummary summarize_endpoints(Endpoint& endpoint, const Topology& topo, const NpuConfig& npu,
+EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, const NpuConfig& npu,
                                     Rank simulated_ranks, TimePs total_ps);
 
 // Outbound link capacity of one NPU in dimension d, bytes/s (both ring

@@ -29,7 +29,7 @@ TEST(Api, AstraInputsDefaultToTheIdealExecutorAndGivenKernelTimes) {
   r.workload_file = test::data_dir() + "/astra-sim-1.0/workload/microAllReduce.txt";
   const api::TrainingRun run = api::simulate_training(r);
   ASSERT_EQ(run.reports.size(), 1u);
-  EXPECT_EQ(run.reports[0].executor, ExecutorKind::kIdeal);
+  EXPECT_EQ(run.reports[0].executor, "ideal");
   EXPECT_TRUE(run.platform.npu.fixed_kernel_times);
 }
 
@@ -38,8 +38,8 @@ TEST(Api, NothingGivenComparesSmAndAceOnTheDefault) {
   r.iterations = 1;
   const api::TrainingRun run = api::simulate_training(r);
   ASSERT_EQ(run.reports.size(), 2u);
-  EXPECT_EQ(run.reports[0].executor, ExecutorKind::kSm);
-  EXPECT_EQ(run.reports[1].executor, ExecutorKind::kAce);
+  EXPECT_EQ(run.reports[0].executor, "sm");
+  EXPECT_EQ(run.reports[1].executor, "ace");
   EXPECT_EQ(run.reports[0].workload, run.reports[1].workload);
 }
 

@@ -228,7 +228,7 @@ TEST(GpuPresets, HgxH200IsTheCalibrationBase) {
   EXPECT_EQ(p.dims[0].npus * p.dims[1].npus, 32);
   EXPECT_EQ(p.npu.compute_units, 132);
   EXPECT_NEAR(p.npu.peak_flops(), 990e12, 1e12);
-  EXPECT_EQ(p.npu.executor, ExecutorKind::kSm);
+  EXPECT_EQ(p.npu.executor, "sm");
   CollectiveRequestSpec req;
   EXPECT_GT(run_collective(p, req, 64 << 20).time_ps, 0);
 }

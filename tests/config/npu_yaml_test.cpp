@@ -52,7 +52,7 @@ TEST(NpuYaml, FileWithoutEndpointSectionsGetsTheDefaultNpu) {
   EXPECT_DOUBLE_EQ(n.hbm_comm_share, 0.5);
   EXPECT_DOUBLE_EQ(n.timed_kernel_hbm_fraction, 0.5);
   EXPECT_FALSE(n.fixed_kernel_times);
-  EXPECT_EQ(n.executor, ExecutorKind::kIdeal);
+  EXPECT_EQ(n.executor, "ideal");
   EXPECT_EQ(n.sm.units, 8);
   EXPECT_DOUBLE_EQ(n.sm.copy_GBps_per_unit, 20.0);
   EXPECT_DOUBLE_EQ(n.sm.reduce_GBps_per_unit, 15.0);
@@ -68,7 +68,7 @@ TEST(NpuYaml, FileWithoutEndpointSectionsGetsTheDefaultNpu) {
 
 TEST(NpuYaml, DefaultPresetUsesAceWithOneMiBChunks) {
   const PlatformConfig p = default_platform();
-  EXPECT_EQ(p.npu.executor, ExecutorKind::kAce);
+  EXPECT_EQ(p.npu.executor, "ace");
   EXPECT_EQ(p.npu.compute_units, 80);
   EXPECT_DOUBLE_EQ(p.npu.unit_TFLOPS, 1.5);
   EXPECT_DOUBLE_EQ(p.npu.hbm_GBps, 900.0);
@@ -118,7 +118,7 @@ TEST(NpuYaml, EveryKeyIsRead) {
   EXPECT_DOUBLE_EQ(n.hbm_comm_share, 0.25);
   EXPECT_DOUBLE_EQ(n.timed_kernel_hbm_fraction, 0.75);
   EXPECT_TRUE(n.fixed_kernel_times);
-  EXPECT_EQ(n.executor, ExecutorKind::kSm);
+  EXPECT_EQ(n.executor, "sm");
   EXPECT_EQ(n.sm.units, 16);
   EXPECT_DOUBLE_EQ(n.sm.copy_GBps_per_unit, 30.0);
   EXPECT_DOUBLE_EQ(n.sm.reduce_GBps_per_unit, 12.5);
@@ -139,7 +139,7 @@ TEST(NpuYaml, PartialSectionsKeepTheOtherDefaults) {
       "communication:\n"
       "  executor: ace\n"
       "  ace: {sram: 1048576}\n");
-  EXPECT_EQ(p.npu.executor, ExecutorKind::kAce);
+  EXPECT_EQ(p.npu.executor, "ace");
   EXPECT_EQ(p.npu.ace.sram_bytes, 1ull << 20);
   EXPECT_DOUBLE_EQ(p.npu.ace.alu_GBps, 400.0);
   EXPECT_EQ(p.npu.sm.units, 8);
@@ -151,9 +151,9 @@ TEST(NpuYaml, PartialSectionsKeepTheOtherDefaults) {
 }
 
 TEST(NpuYaml, NamesIgnoreCaseAndSeparators) {
-  EXPECT_EQ(parse("communication: {executor: SM}\n").npu.executor, ExecutorKind::kSm);
-  EXPECT_EQ(parse("communication: {executor: Ace}\n").npu.executor, ExecutorKind::kAce);
-  EXPECT_EQ(parse("communication: {executor: IDEAL}\n").npu.executor, ExecutorKind::kIdeal);
+  EXPECT_EQ(parse("communication: {executor: SM}\n").npu.executor, "sm");
+  EXPECT_EQ(parse("communication: {executor: Ace}\n").npu.executor, "ace");
+  EXPECT_EQ(parse("communication: {executor: IDEAL}\n").npu.executor, "ideal");
   EXPECT_EQ(parse("npu: {hbm_sharing: fair}\n").npu.hbm_sharing, HbmSharing::kFair);
   EXPECT_EQ(parse("npu: {hbm_sharing: compute_priority}\n").npu.hbm_sharing, HbmSharing::kComputePriority);
   EXPECT_EQ(parse("npu: {hbm_sharing: ComputePriority}\n").npu.hbm_sharing, HbmSharing::kComputePriority);
@@ -205,7 +205,7 @@ TEST(NpuYaml, SmUnitsAreCheckedAgainstComputeUnitsInAnyOrder) {
 
 TEST(NpuAstra, SystemFileSetsHbmAndPerUnitFlopsAndExecutorIsIdeal) {
   const PlatformConfig p = load_astra_platform(kNet + "hgx_h100_16gpu.yml", kSys + "hgx_h100_16gpu.json");
-  EXPECT_EQ(p.npu.executor, ExecutorKind::kIdeal);
+  EXPECT_EQ(p.npu.executor, "ideal");
   EXPECT_EQ(p.npu.compute_units, 80);
   EXPECT_DOUBLE_EQ(p.npu.hbm_GBps, 3350.0);            // local-mem-bw
   EXPECT_DOUBLE_EQ(p.npu.unit_TFLOPS, 700.0 / 80.0);  // peak-perf / compute units
@@ -225,7 +225,7 @@ TEST(NpuAstra, SystemFileSetsHbmAndPerUnitFlopsAndExecutorIsIdeal) {
 TEST(NpuAstra, MissingKeysKeepTheDefaultNpu) {
   // local-mem-bw 3350, no peak-perf.
   const PlatformConfig p = load_astra_platform(kNet + "HGX-H100-validated.yml", kSys + "HGX-H100-validated.json");
-  EXPECT_EQ(p.npu.executor, ExecutorKind::kIdeal);
+  EXPECT_EQ(p.npu.executor, "ideal");
   EXPECT_DOUBLE_EQ(p.npu.hbm_GBps, 3350.0);
   EXPECT_DOUBLE_EQ(p.npu.unit_TFLOPS, 1.5);
 }

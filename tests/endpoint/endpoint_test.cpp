@@ -14,7 +14,7 @@ using test::platform;
 constexpr double kS = 64.0 * 1024 * 1024;
 
 // One ring of n NPUs, no latency, 1 chunk, the given executor.
-PlatformConfig ring(int n, double link_GBps, ExecutorKind e) {
+PlatformConfig ring(int n, double link_GBps, const std::string& e) {
   PlatformConfig p = platform({dim(DimKind::kRing, n, link_GBps, 0)});
   p.npu = default_npu();
   p.npu.executor = e;
@@ -27,7 +27,7 @@ TEST(Endpoint, IdealEqualsTheNetworkOnlyAnswer) {
   for (CollectiveOp op : kAllCollectiveOps) {
     PlatformConfig p = platform({dim(DimKind::kRing, 4, 200, 20), dim(DimKind::kSwitch, 4, 100, 500)});
     p.collectives.chunks = 8;
-    p.npu.executor = ExecutorKind::kIdeal;
+    p.npu.executor = "ideal";
     // Network-only: a collective engine with no endpoint at all.
     Simulation sim;
     const Topology topo(p.dims);
@@ -46,7 +46,7 @@ TEST(Endpoint, IdealEqualsTheNetworkOnlyAnswer) {
 TEST(Endpoint, HbmBoundSmAllReduceMovesBytesAtHbmOverItsTrafficFactor) {
   // Links and compute units far faster than HBM: a ring all-reduce's bytes
   // leave each NPU at H / 3.5 (3.5 HBM bytes per byte sent, ACE.md).
-  PlatformConfig p = ring(8, 10'000, ExecutorKind::kSm);
+  PlatformConfig p = ring(8, 10'000, "sm");
   p.npu.hbm_GBps = 100;
   p.npu.sm.copy_GBps_per_unit = 10'000;
   p.npu.sm.reduce_GBps_per_unit = 10'000;
@@ -65,7 +65,7 @@ TEST(Endpoint, HbmBoundSmAllReduceMovesBytesAtHbmOverItsTrafficFactor) {
 TEST(Endpoint, SmThroughputIsBoundedByItsUnits) {
   // 4 units x 10 GB/s copy = 40 GB/s: an all-gather sends at 40 GB/s;
   // reduce steps at 10 x (8/10): the reduce-scatter at 4 x 8 = 32 GB/s.
-  PlatformConfig p = ring(8, 1000, ExecutorKind::kSm);
+  PlatformConfig p = ring(8, 1000, "sm");
   p.npu.hbm_GBps = 1e6;
   p.npu.sm.units = 4;
   p.npu.sm.copy_GBps_per_unit = 10;
@@ -77,9 +77,9 @@ TEST(Endpoint, SmThroughputIsBoundedByItsUnits) {
 }
 
 TEST(Endpoint, AceRunsAtLinkRateWhenNothingElseBinds) {
-  PlatformConfig p = ring(8, 100, ExecutorKind::kAce);
+  PlatformConfig p = ring(8, 100, "ace");
   p.npu.ace.sram_bytes = 1ull << 30;
-  const PlatformConfig ideal = ring(8, 100, ExecutorKind::kIdeal);
+  const PlatformConfig ideal = ring(8, 100, "ideal");
   for (CollectiveOp op : kAllCollectiveOps) EXPECT_DOUBLE_EQ(run_ns(p, op), run_ns(ideal, op)) << to_string(op);
   CollectiveRequestSpec req;
   const CollectiveResult r = run_collective(p, req, static_cast<std::uint64_t>(kS));
@@ -89,7 +89,7 @@ TEST(Endpoint, AceRunsAtLinkRateWhenNothingElseBinds) {
 
 TEST(Endpoint, AceAluBinds) {
   // Reduce-scatter: every received byte is reduced; ALU 10 GB/s < link 100.
-  PlatformConfig p = ring(8, 100, ExecutorKind::kAce);
+  PlatformConfig p = ring(8, 100, "ace");
   p.npu.ace.sram_bytes = 1ull << 30;
   p.npu.ace.alu_GBps = 10;
   EXPECT_NEAR(run_ns(p, CollectiveOp::kReduceScatter), 7.0 / 8 * kS / 10, 1.0);
@@ -99,7 +99,7 @@ TEST(Endpoint, AceAluBinds) {
 
 TEST(Endpoint, AceDmaBinds) {
   // All-gather: DMA reads the S/8 input and writes the S output.
-  PlatformConfig p = ring(8, 100, ExecutorKind::kAce);
+  PlatformConfig p = ring(8, 100, "ace");
   p.npu.ace.sram_bytes = 1ull << 30;
   p.npu.ace.dma_GBps = 10;
   EXPECT_NEAR(run_ns(p, CollectiveOp::kAllGather), 9.0 / 8 * kS / 10, 1.0);
@@ -110,7 +110,7 @@ TEST(Endpoint, AceSramBoundsChunksInFlight) {
   // SRAM for one chunk: chunks go through all three phases one at a time.
   PlatformConfig p = platform({dim(DimKind::kRing, 4, 200, 0), dim(DimKind::kRing, 4, 50, 0)});
   p.collectives.chunks = 4;
-  p.npu.executor = ExecutorKind::kAce;
+  p.npu.executor = "ace";
   const double c = kS / 4;
   p.npu.ace.sram_bytes = static_cast<std::uint64_t>(c);
   const double ta = 0.75 * c / 200;           // RS or AG on dimension 0, ns
@@ -119,13 +119,13 @@ TEST(Endpoint, AceSramBoundsChunksInFlight) {
   // SRAM for all four: pipelined, as with the ideal endpoint.
   p.npu.ace.sram_bytes = static_cast<std::uint64_t>(4 * c);
   PlatformConfig ideal = p;
-  ideal.npu.executor = ExecutorKind::kIdeal;
+  ideal.npu.executor = "ideal";
   EXPECT_DOUBLE_EQ(test::time_ns(p, CollectiveOp::kAllReduce, kS), test::time_ns(ideal, CollectiveOp::kAllReduce, kS));
   EXPECT_LT(test::time_ns(p, CollectiveOp::kAllReduce, kS), 4 * (2 * ta + tb) - 1.0);
 }
 
 TEST(Endpoint, AceChunkLargerThanSramIsRefused) {
-  PlatformConfig p = ring(8, 100, ExecutorKind::kAce);
+  PlatformConfig p = ring(8, 100, "ace");
   p.npu.ace.sram_bytes = 1 << 20;
   EXPECT_THROW(run_ns(p, CollectiveOp::kAllReduce, 2 << 20), std::invalid_argument);
   p.collectives.max_chunk_bytes = 1 << 20;  // split into chunks that fit
@@ -133,7 +133,7 @@ TEST(Endpoint, AceChunkLargerThanSramIsRefused) {
 }
 
 TEST(Endpoint, KernelRunsAtItsRoofline) {
-  PlatformConfig p = ring(2, 100, ExecutorKind::kIdeal);
+  PlatformConfig p = ring(2, 100, "ideal");
   const CollectiveRequestSpec req;
   // Compute-bound: 2*4096^3 FLOPs at 80 x 1.5 TFLOP/s.
   const Kernel gemm = gemm_kernel(4096, 4096, 4096);
@@ -149,7 +149,7 @@ TEST(Endpoint, KernelRunsAtItsRoofline) {
 TEST(Endpoint, KernelSlowsByTheUnitsACollectiveHolds) {
   // A pure-compute kernel; an sm collective holds 20 of 80 units for its
   // whole (longer) duration: the kernel runs at 60/80 of its speed.
-  PlatformConfig p = ring(8, 1, ExecutorKind::kSm);  // slow links: a long collective
+  PlatformConfig p = ring(8, 1, "sm");  // slow links: a long collective
   p.npu.sm.units = 20;
   Kernel k;
   k.flops = 120e12 * 1e-3;  // 1 ms alone
@@ -159,7 +159,7 @@ TEST(Endpoint, KernelSlowsByTheUnitsACollectiveHolds) {
   EXPECT_NEAR(ps_to_seconds(o.kernel_overlapped_ps), 1e-3 * 80 / 60, 1e-12);
   EXPECT_NEAR(o.kernel_slowdown(), 80.0 / 60 - 1, 1e-9);
   // ACE and the ideal executor take no unit: no slowdown.
-  p.npu.executor = ExecutorKind::kAce;
+  p.npu.executor = "ace";
   p.collectives.max_chunk_bytes = 1 << 20;
   EXPECT_NEAR(run_overlap(p, k, req, 64 << 20).kernel_slowdown(), 0.0, 1e-12);
 }
@@ -168,7 +168,7 @@ TEST(Endpoint, FairHbmSharingGivesEqualRelativeProgress) {
   // A memory-bound kernel (H at full speed) and an HBM-bound sm all-reduce
   // that would need c = 3.5 x link rate of HBM at full speed. Fair sharing
   // gives both the same rate: lambda = H / (H + c).
-  PlatformConfig p = ring(8, 100, ExecutorKind::kSm);
+  PlatformConfig p = ring(8, 100, "sm");
   p.npu.hbm_GBps = 900;
   p.npu.sm.copy_GBps_per_unit = 1e4;
   p.npu.sm.reduce_GBps_per_unit = 1e4;
@@ -182,7 +182,7 @@ TEST(Endpoint, FairHbmSharingGivesEqualRelativeProgress) {
 }
 
 TEST(Endpoint, HbmPoliciesDecideWhoWaits) {
-  PlatformConfig p = ring(8, 100, ExecutorKind::kSm);
+  PlatformConfig p = ring(8, 100, "sm");
   p.npu.hbm_GBps = 900;
   p.npu.sm.copy_GBps_per_unit = 1e4;
   p.npu.sm.reduce_GBps_per_unit = 1e4;
@@ -202,7 +202,7 @@ TEST(Endpoint, HbmPoliciesDecideWhoWaits) {
 }
 
 TEST(Endpoint, TimedKernelsSlowUnlessFixed) {
-  PlatformConfig p = ring(8, 1, ExecutorKind::kSm);
+  PlatformConfig p = ring(8, 1, "sm");
   p.npu.sm.units = 40;
   Kernel k;
   k.time_ps = kPsPerMs;
@@ -215,7 +215,7 @@ TEST(Endpoint, TimedKernelsSlowUnlessFixed) {
 
 TEST(Endpoint, StatisticsPerNpu) {
   PlatformConfig p = platform({dim(DimKind::kRing, 4, 100, 0), dim(DimKind::kRing, 2, 100, 0)});
-  p.npu.executor = ExecutorKind::kSm;
+  p.npu.executor = "sm";
   CollectiveRequestSpec req;
   const CollectiveResult r = run_collective(p, req, static_cast<std::uint64_t>(kS));
   // Hierarchical: RS 3/4 S and AG 3/4 S on dimension 0, AR of S/4 on dimension 1 (2 x 1/2 x S/4).

@@ -105,7 +105,7 @@ TEST(Invariants, EveryPhaseCompletesExactlyOnce) {
 TEST(Invariants, BytesSentEqualBytesReceived) {
   const Topology topo({dim(DimKind::kRing, 4, 100, 0)});
   Simulation sim;
-  Endpoint ep(sim, topo, NpuConfig{});
+  Endpoints ep(sim, topo, NpuConfig{});
   // A ring step as the network lays it: each NPU sends one piece, receives one.
   TransferShape ok;
   for (Rank r = 0; r < 4; ++r) ok.link_traffic.push_back({r, 0, 0.25, 0.25});

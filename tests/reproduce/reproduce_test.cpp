@@ -21,7 +21,7 @@ TEST(Reproduce, PlatformsHaveThePapersSizes) {
       total *= p.dims[d].npus;
     }
     EXPECT_EQ(total, n);
-    EXPECT_EQ(p.npu.executor, ExecutorKind::kAce);
+    EXPECT_EQ(p.npu.executor, "ace");
     EXPECT_EQ(p.collectives.max_chunk_bytes, 1u << 20);
   }
   EXPECT_THROW(repro_platform(20), InputError);

@@ -89,7 +89,7 @@ TEST(AstraWorkload, DlrmEmbeddingAllToAllOverlapsTheBottomMlp) {
   EXPECT_TRUE(w.layers[1].weight_grad.comm.op.has_value());
   // The run finishes and the embedding's all-to-alls run in both directions.
   PlatformConfig p = test::platform({dim(DimKind::kRing, 8, 100, 500)});
-  p.npu.executor = ExecutorKind::kIdeal;
+  p.npu.executor = "ideal";
   p.npu.fixed_kernel_times = true;
   const TrainReport r = run_training(p, w);
   int a2a = 0;
@@ -109,7 +109,7 @@ TEST(AstraWorkload, CustomizedPerLayerParallelism) {
 TEST(AstraWorkload, MicroAndCheckpointedTransformerRun) {
   const Topology topo({dim(DimKind::kRing, 4, 100, 500), dim(DimKind::kRing, 2, 100, 500)});
   PlatformConfig p = test::platform({dim(DimKind::kRing, 4, 100, 500), dim(DimKind::kRing, 2, 100, 500)});
-  p.npu.executor = ExecutorKind::kIdeal;
+  p.npu.executor = "ideal";
   p.npu.fixed_kernel_times = true;
   for (const char* f : {"microAllReduce.txt", "microAllToAll.txt", "Transformer_HybridParallel_Fwd_In_Bckwd.txt",
                         "MLP_ModelParallel.txt"}) {

@@ -12,6 +12,7 @@
 #include "cli_runner.h"
 #include "config/input_error.h"
 #include "config/platform.h"
+#include "endpoint/executor_registry.h"
 #include "engine/simulation.h"
 #include "report/collective_sweep.h"
 #include "test_data.h"
@@ -272,7 +273,7 @@ collectives: {chunks: 4, max_chunk_bytes: 1MiB}
     for (const char* executor : {"ideal", "sm", "ace"}) {
       SCOPED_TRACE(std::string(table) + " " + executor);
       PlatformConfig p = parse_platform_yaml(two_d, "2d.yaml");
-      p.npu.executor = *parse_executor(executor);
+      p.npu.executor = executor_registry().get(executor).name;
       const Topology topo(p.dims);
       Workload w = read_astra_workload(test::kData + "/astra-sim-1.0/workload/" + table, topo);
       test::chakra::round_to_micros(w);

@@ -41,7 +41,7 @@ Layer layer(const std::string& name, double fwd, double ig, double wg) {
 // times are bytes over bandwidth, easy to add up by hand.
 PlatformConfig ideal(std::vector<DimensionSpec> dims) {
   PlatformConfig p = platform(std::move(dims));
-  p.npu.executor = ExecutorKind::kIdeal;
+  p.npu.executor = "ideal";
   p.npu.fixed_kernel_times = true;
   return p;
 }
@@ -165,9 +165,9 @@ TEST(Trainer, ContentionSlowsComputeUnderSm) {
   w.layers = {layer("L0", 100, 100, 100), layer("L1", 100, 100, 100)};
   for (Layer& l : w.layers) l.weight_grad.comm = comm(CollectiveOp::kAllReduce, 64e6, {}, false);
   PlatformConfig p = platform({dim(DimKind::kRing, 4, 100, 0)});
-  p.npu.executor = ExecutorKind::kIdeal;
+  p.npu.executor = "ideal";
   const TrainReport base = run_training(p, w);
-  p.npu.executor = ExecutorKind::kSm;
+  p.npu.executor = "sm";
   p.npu.sm.units = 40;
   const TrainReport sm = run_training(p, w);
   EXPECT_GT(sm.compute_ps, base.compute_ps);
@@ -193,7 +193,7 @@ TEST(Trainer, AceSramNeverDeadlocksUnderLifo) {
   // it: every collective stuck. Many concurrent weight-gradient all-reduces
   // on a 2x8 torus with a small SRAM reproduce it.
   PlatformConfig p = test::platform({test::dim(DimKind::kRing, 2, 200, 20), test::dim(DimKind::kRing, 8, 100, 500)});
-  p.npu.executor = ExecutorKind::kAce;
+  p.npu.executor = "ace";
   p.npu.ace.sram_bytes = 1 << 20;
   p.collectives.chunks = 16;
   Workload w;
@@ -211,7 +211,7 @@ TEST(Trainer, AceSramNeverDeadlocksUnderLifo) {
   const TrainReport r = run_training(p, w);
   EXPECT_GT(r.iteration_ps, 0);
   PlatformConfig ideal = p;
-  ideal.npu.executor = ExecutorKind::kIdeal;
+  ideal.npu.executor = "ideal";
   EXPECT_GE(r.iteration_ps, run_training(ideal, w).iteration_ps);
 }
 

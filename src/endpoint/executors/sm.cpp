@@ -1,0 +1,119 @@
+// The sm executor: collective kernels on the compute units, data staged in
+// HBM at every step (NCCL-like; docs/model.md, "sm executor"). A collective
+// holds `communication.sm.units` compute units on an NPU while any of its
+// phases runs there; the held units move bytes at copy_GBps_per_unit each.
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "endpoint/endpoint.h"
+#include "endpoint/executor_registry.h"
+
+namespace acesim {
+namespace {
+
+class SmExecutor final : public Executor {
+ public:
+  explicit SmExecutor(Endpoints& ep) : Executor(ep), sm_(ep.config().sm) {}
+
+  // NPUs come in index order: npus_[Npu::index].
+  void add_npu(std::size_t, const std::string& prefix) override {
+    npus_.push_back(State{endpoints().sim().fluid().add_resource(prefix + "sm.units", 0.0), 0});
+  }
+
+  void phase_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape,
+                  double phase_bytes, EndpointLoad& out) override {
+    Endpoints& ep = endpoints();
+    const double hbm_per_byte = sm_hbm_per_byte(sm_, cost.op);
+    const double unit_per_byte = sm_unit_cost_per_byte(sm_, cost.op);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (!ep.simulated(members[i])) continue;
+      Endpoints::Npu& n = ep.npu(members[i]);
+      const double sent = shape.originated[i] * phase_bytes;
+      const double hbm = sent * hbm_per_byte;
+      out.demands.push_back({n.hbm_comm, hbm});
+      out.demands.push_back({npus_[n.index].units, sent * unit_per_byte});
+      n.stats.hbm_bytes_comm += hbm;
+    }
+  }
+
+  void phase_begin(std::uint32_t collective, std::span<const Rank> members) override {
+    Endpoints& ep = endpoints();
+    for (Rank r : members) {
+      if (!ep.simulated(r)) continue;
+      if (++running_[key(collective, r)] == 1) {
+        Endpoints::Npu& n = ep.npu(r);
+        request(n, npus_[n.index].requested + sm_.units);
+      }
+    }
+  }
+
+  void phase_end(std::uint32_t collective, std::span<const Rank> members) override {
+    Endpoints& ep = endpoints();
+    for (Rank r : members) {
+      if (!ep.simulated(r)) continue;
+      auto it = running_.find(key(collective, r));
+      if (it == running_.end()) throw std::logic_error("endpoint: phase_end without phase_begin");
+      if (--it->second == 0) {
+        running_.erase(it);
+        Endpoints::Npu& n = ep.npu(r);
+        request(n, npus_[n.index].requested - sm_.units);
+      }
+    }
+  }
+
+  void hold_units(Rank r, int units) override {
+    Endpoints::Npu& n = endpoints().npu(r);
+    const int requested = npus_[n.index].requested;
+    if (requested + units < 0) throw std::logic_error("hold_units: releasing units that are not held");
+    request(n, requested + units);
+  }
+
+  void local_transfer_usage(Rank r, LocalTransfer kind, std::vector<Usage>& out) override {
+    if (kind == LocalTransfer::kDma) Executor::local_transfer_usage(r, kind, out);  // no DMA engine
+    Endpoints::Npu& n = endpoints().npu(r);
+    if (n.units_held <= 0) throw std::invalid_argument("a copy or reduce kernel needs units held (hold_units)");
+    const bool reduce = kind == LocalTransfer::kReduce;
+    out.push_back({npus_[n.index].units, reduce ? sm_.copy_GBps_per_unit / sm_.reduce_GBps_per_unit : 1.0});
+    out.push_back({n.hbm_comm, reduce ? 3.0 : 2.0});
+  }
+
+ private:
+  struct State {
+    ResourceId units;    // bytes/s the held units can move
+    int requested;       // units asked for by running collectives and hold_units
+  };
+  static std::uint64_t key(std::uint32_t collective, Rank r) {
+    return (static_cast<std::uint64_t>(collective) << 32) | static_cast<std::uint32_t>(r);
+  }
+  // More units than the NPU has are asked for when collectives overlap:
+  // they hold all of them until enough finish.
+  void request(Endpoints::Npu& n, int requested) {
+    State& s = npus_[n.index];
+    s.requested = requested;
+    Endpoints& ep = endpoints();
+    if (!ep.set_units_held(n, requested)) return;
+    ep.sim().fluid().set_capacity(ep.sim().now(), s.units, n.units_held * sm_.copy_GBps_per_unit * 1e9);
+  }
+
+  SmParams sm_;
+  std::vector<State> npus_;
+  std::unordered_map<std::uint64_t, std::int32_t> running_;  // (collective, rank) -> running phases
+};
+
+}  // namespace
+
+void register_sm_executor(ExecutorRegistry& registry) {
+  ExecutorEntry e;
+  e.name = "sm";
+  e.help = "collective kernels on the compute units, data staged in HBM (NCCL-like)";
+  e.make = [](Endpoints& ep) -> std::unique_ptr<Executor> { return std::make_unique<SmExecutor>(ep); };
+  e.describe = [](const NpuConfig& npu) { return fmt::format(" ({} of {} units)", npu.sm.units, npu.compute_units); };
+  registry.add(std::move(e));
+}
+
+}  // namespace acesim
