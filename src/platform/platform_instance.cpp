@@ -22,9 +22,9 @@ bool shape_symmetric(const Topology& topo, const TransferShape& shape, const std
   for (const ShapeStep& st : shape.steps) {
     std::map<Rank, std::vector<std::pair<int, double>>> owned;
     for (const LinkLoad& l : st.loads) {
-      const Rank owner = topo.link_owner(l.link);
-      if (owner < 0) return false;  // a link between switches: no member's links stand for it
       const Link link = topo.link(l.link);
+      const Rank owner = topo.link_owner(link);
+      if (owner < 0) return false;  // a link between switches: no member's links stand for it
       owned[owner].emplace_back(link.dim * 2 + (topo.is_npu(link.src_node) ? 0 : 1), l.bytes_per_byte);
     }
     std::vector<std::pair<int, double>> first;

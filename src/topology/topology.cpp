@@ -138,11 +138,6 @@ std::string Topology::link_name(LinkId id) const {
   return "dim" + std::to_string(l.dim) + ":" + node_name(l.src_node) + "->" + node_name(l.dst_node);
 }
 
-Rank Topology::link_owner(LinkId id) const {
-  const Link l = link(id);
-  return is_npu(l.src_node) ? npu_at(l.src_node) : npu_at(l.dst_node);
-}
-
 void Topology::route(Rank src, Rank dst, std::vector<LinkId>& out) const {
   Rank at = src;
   for (int d = 0; d < num_dims(); ++d) {

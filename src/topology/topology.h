@@ -116,7 +116,8 @@ class Topology {
   // The NPU whose links stand for this one when one rank stands for all:
   // the source when it is an NPU, else the destination when it is one; -1
   // for a link between switches, which no NPU stands for.
-  Rank link_owner(LinkId id) const;
+  Rank link_owner(const Link& l) const { return is_npu(l.src_node) ? npu_at(l.src_node) : npu_at(l.dst_node); }
+  Rank link_owner(LinkId id) const { return link_owner(link(id)); }
   // Appends the links from src to dst (dimension-ordered; within a
   // dimension, its kind's route: on rings the shortest direction, ties
   // going the positive way). Empty when src == dst.
