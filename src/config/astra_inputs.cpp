@@ -11,20 +11,13 @@
 #include "config/limits.h"
 #include "config/platform.h"
 #include "config/yaml_reader.h"
+#include "topology/topology_kinds.h"
 
 namespace acesim {
 namespace {
 
 // Ordered: keys are read, and reported, in the order the file gives them.
 using json = nlohmann::ordered_json;
-
-std::string squash(const std::string& s) {
-  std::string n;
-  for (char c : s) {
-    if (c != '-' && c != '_' && c != ' ') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return n;
-}
 
 using limits::kMaxDelayNs;
 
@@ -59,17 +52,12 @@ std::vector<DimensionSpec> read_network(std::string_view network_text, const std
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const std::string idx = "[" + std::to_string(i) + "]";
     DimensionSpec d;
-    const std::string k = squash(kinds[i]);
-    if (k == "ring") {
-      d.kind = DimKind::kRing;
-    } else if (k == "fullyconnected") {
-      d.kind = DimKind::kFullyConnected;
-    } else if (k == "switch") {
-      d.kind = DimKind::kSwitch;
-    } else {
-      const std::vector<std::string> names = {"Ring", "FullyConnected", "Switch"};
-      throw_input_error(file, line_of(root["topology"][i]), "topology" + idx, "unknown topology '" + kinds[i] + "'" + suggestion(kinds[i], names));
+    const TopologyKindEntry* k = topology_kind_registry().find(kinds[i]);
+    if (k == nullptr || k->astra_name.empty()) {
+      throw_input_error(file, line_of(root["topology"][i]), "topology" + idx,
+                        "unknown topology '" + kinds[i] + "'" + suggestion(kinds[i], astra_topology_names()));
     }
+    d.kind = DimKind(k->name);
     const long long n = integer(root["npus_count"][i], file, "npus_count" + idx);
     if (n < 1 || n > limits::kMaxNpusPerDimension) {
       throw_input_error(file, line_of(root["npus_count"][i]), "npus_count" + idx, "must be in 1..1048576, got " + npus[i]);

@@ -12,22 +12,11 @@
 #include "config/platform.h"
 #include "config/yaml_reader.h"
 #include "endpoint/executor_registry.h"
+#include "topology/topology_kinds.h"
 
 namespace acesim {
 namespace {
 
-std::optional<DimKind> parse_kind(const std::string& s) {
-  std::string n;
-  for (char c : s) {
-    if (c != '-' && c != '_' && c != ' ') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  if (n == "ring") return DimKind::kRing;
-  if (n == "fullyconnected") return DimKind::kFullyConnected;
-  if (n == "switch") return DimKind::kSwitch;
-  return std::nullopt;
-}
-
-const std::vector<std::string> kKindNames = {"ring", "fully-connected", "switch"};
 using limits::kMaxDelayNs;
 
 DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, const std::string& path) {
@@ -36,9 +25,10 @@ DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, co
   for (const char* k : {"kind", "npus", "bandwidth_GBps", "latency_ns"}) require(node, k, file, path);
   DimensionSpec d;
   const std::string kind = scalar(node["kind"], file, path + ".kind");
-  const auto k = parse_kind(kind);
-  if (!k) throw_input_error(file, line_of(node["kind"]), path + ".kind", "unknown kind '" + kind + "'" + suggestion(kind, kKindNames));
-  d.kind = *k;
+  const TopologyKindRegistry& kinds = topology_kind_registry();
+  const TopologyKindEntry* k = kinds.find(kind);
+  if (!k) throw_input_error(file, line_of(node["kind"]), path + ".kind", "unknown kind '" + kind + "'" + suggestion(kind, kinds.names()));
+  d.kind = DimKind(k->name);
   const long long npus = integer(node["npus"], file, path + ".npus");
   if (npus < 1 || npus > limits::kMaxNpusPerDimension) {
     throw_input_error(file, line_of(node["npus"]), path + ".npus",

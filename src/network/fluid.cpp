@@ -112,10 +112,7 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
       c.latency_ps += st.repeat * st.max_latency_ps;
       std::vector<Usage> su;
       for (const LinkLoad& l : st.loads) {
-        if (rep_ >= 0) {
-          const Link link = topo_.link(l.link);
-          if (link.src != rep_ && !(link.src < 0 && link.dst == rep_)) continue;
-        }
+        if (rep_ >= 0 && topo_.link_owner(l.link) != rep_) continue;
         auto [it, inserted] = total.emplace(l.link, 0.0);
         if (inserted) order.push_back(l.link);
         it->second += st.scale_sum * l.bytes_per_byte;

@@ -56,8 +56,8 @@ TransferShape build_shape(const Topology& topo, const Pattern& pattern, std::spa
       st.max_seconds_per_byte = std::max(st.max_seconds_per_byte, l.bytes_per_byte / link.bandwidth_Bps);
       shape.bytes_per_dim[link.dim] += l.bytes_per_byte * st.scale_sum;
       const double b = l.bytes_per_byte * st.scale_sum;
-      if (link.src >= 0) per_link.push_back({link.src, link.dim, b, 0.0});
-      if (link.dst >= 0) per_link.push_back({link.dst, link.dim, 0.0, b});
+      if (topo.is_npu(link.src_node)) per_link.push_back({topo.npu_at(link.src_node), link.dim, b, 0.0});
+      if (topo.is_npu(link.dst_node)) per_link.push_back({topo.npu_at(link.dst_node), link.dim, 0.0, b});
     }
     // Pareto frontier: keep points not dominated in both latency and time per byte.
     std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {

@@ -23,8 +23,9 @@ bool shape_symmetric(const Topology& topo, const TransferShape& shape, const std
     std::map<Rank, std::vector<std::pair<int, double>>> owned;
     for (const LinkLoad& l : st.loads) {
       const Link link = topo.link(l.link);
-      const Rank owner = link.src >= 0 ? link.src : link.dst;
-      owned[owner].emplace_back(link.dim * 2 + (link.src >= 0 ? 0 : 1), l.bytes_per_byte);
+      const Rank owner = topo.link_owner(link);
+      if (owner < 0) return false;  // a link between switches: no member's links stand for it
+      owned[owner].emplace_back(link.dim * 2 + (topo.is_npu(link.src_node) ? 0 : 1), l.bytes_per_byte);
     }
     std::vector<std::pair<int, double>> first;
     bool have_first = false;

@@ -4,59 +4,88 @@
 #include <limits>
 #include <stdexcept>
 
-namespace acesim {
+#include "topology/fabric.h"
+#include "topology/topology_kinds.h"
 
-std::string_view to_string(DimKind kind) {
+namespace acesim {
+namespace {
+
+void check_dimension(const DimensionSpec& s, std::size_t d) {
+  const std::string where = "dimension " + std::to_string(d) + ": ";
+  if (s.npus < 1) throw std::invalid_argument(where + "npus must be >= 1");
+  if (!(s.bandwidth_GBps > 0.0) || !std::isfinite(s.bandwidth_GBps)) {
+    throw std::invalid_argument(where + "bandwidth must be > 0 GB/s");
+  }
+  if (!(s.latency_ns >= 0.0) || !std::isfinite(s.latency_ns)) {
+    throw std::invalid_argument(where + "latency must be >= 0 ns");
+  }
+  if (s.links_per_neighbour < 1) throw std::invalid_argument(where + "links per neighbour must be >= 1");
+}
+
+std::shared_ptr<const DimensionFabric> build_fabric(const DimensionSpec& s, std::size_t d) {
+  const TopologyKindRegistry& kinds = topology_kind_registry();
+  const TopologyKindEntry* kind = kinds.find(s.kind.name());
+  if (kind == nullptr) throw std::invalid_argument("dimension " + std::to_string(d) + ": " + kinds.unknown(s.kind.name()));
+  return kind->build(s);
+}
+
+}  // namespace
+
+std::string_view to_string(NodeKind kind) {
   switch (kind) {
-    case DimKind::kRing: return "ring";
-    case DimKind::kFullyConnected: return "fully-connected";
-    case DimKind::kSwitch: return "switch";
+    case NodeKind::kNpu: return "npu";
+    case NodeKind::kSwitch: return "switch";
+    case NodeKind::kNic: return "nic";
   }
   return "?";
 }
+
+std::string_view to_string(DimKind kind) { return kind.name(); }
 
 Topology::Topology(std::vector<DimensionSpec> dims) : dims_(std::move(dims)) {
   if (dims_.empty()) throw std::invalid_argument("topology has no dimensions");
   std::int64_t total = 1;
   for (std::size_t d = 0; d < dims_.size(); ++d) {
-    const DimensionSpec& s = dims_[d];
-    const std::string where = "dimension " + std::to_string(d) + ": ";
-    if (s.npus < 1) throw std::invalid_argument(where + "npus must be >= 1");
-    if (!(s.bandwidth_GBps > 0.0) || !std::isfinite(s.bandwidth_GBps)) {
-      throw std::invalid_argument(where + "bandwidth must be > 0 GB/s");
-    }
-    if (!(s.latency_ns >= 0.0) || !std::isfinite(s.latency_ns)) {
-      throw std::invalid_argument(where + "latency must be >= 0 ns");
-    }
-    if (s.links_per_neighbour < 1) throw std::invalid_argument(where + "links per neighbour must be >= 1");
-    total *= s.npus;
+    check_dimension(dims_[d], d);
+    total *= dims_[d].npus;
     if (total > std::numeric_limits<Rank>::max()) {
       throw std::invalid_argument("topology has more than 2^31-1 NPUs");
     }
   }
+  for (std::size_t d = 0; d < dims_.size(); ++d) {
+    fabrics_.push_back(build_fabric(dims_[d], d));
+    nodes_per_group_.push_back(fabrics_[d]->nodes_per_group(dims_[d].npus));
+  }
   num_npus_ = static_cast<Rank>(total);
   Rank stride = 1;
-  LinkId base = 0;
   for (std::size_t d = 0; d < dims_.size(); ++d) {
     stride_.push_back(stride);
     stride *= dims_[d].npus;
-    link_base_.push_back(base);
-    base += static_cast<LinkId>(num_npus_) * links_per_rank(static_cast<int>(d));
     bandwidth_Bps_.push_back(dims_[d].bandwidth_GBps * 1e9 * dims_[d].links_per_neighbour);
     latency_ps_.push_back(ns_to_ps(dims_[d].latency_ns));
   }
-  num_links_ = base;
+  // Ids: each dimension's links and nodes follow the previous dimension's.
+  LinkId links = 0;
+  NodeId nodes = num_npus_;
+  for (int d = 0; d < num_dims(); ++d) {
+    link_base_.push_back(links);
+    node_base_.push_back(nodes);
+    const DimPlace p = place(d);
+    links += fabrics_[d]->num_links(p);
+    nodes += static_cast<NodeId>(p.num_groups()) * p.nodes_per_group;
+  }
+  num_links_ = links;
+  num_nodes_ = nodes;
 }
 
-int Topology::links_per_rank(int d) const {
-  const DimensionSpec& s = dims_[d];
-  if (s.npus == 1) return 0;
-  switch (s.kind) {
-    case DimKind::kRing: return 2;  // positive and negative direction
-    case DimKind::kFullyConnected: return s.npus - 1;
-    case DimKind::kSwitch: return 2;  // up to the switch, down from it
-  }
-  return 0;
+DimPlace Topology::place(int d) const {
+  return DimPlace{*this,
+                  d,
+                  link_base_[d],
+                  node_base_[d],
+                  nodes_per_group_[d],
+                  bandwidth_Bps_[d],
+                  latency_ps_[d]};
 }
 
 std::vector<int> Topology::coords(Rank r) const {
@@ -71,91 +100,54 @@ Rank Topology::rank_of(std::span<const int> c) const {
   return r;
 }
 
-LinkId Topology::ring_link(Rank from, int d, bool positive) const {
-  return link_base_[d] + static_cast<LinkId>(from) * 2 + (positive ? 0 : 1);
+int Topology::dim_of_link(LinkId id) const {
+  if (id < 0 || id >= num_links_) throw std::out_of_range("link id out of range");
+  // A dimension without links shares its base with the next: take the last.
+  int d = num_dims() - 1;
+  while (link_base_[d] > id) --d;
+  return d;
 }
 
-LinkId Topology::fc_link(Rank from, int d, int to_coord) const {
-  const int me = coord(from, d);
-  const int slot = to_coord < me ? to_coord : to_coord - 1;
-  return link_base_[d] + static_cast<LinkId>(from) * (dims_[d].npus - 1) + slot;
+int Topology::dim_of_node(NodeId n) const {
+  if (n < num_npus_ || n >= num_nodes_) throw std::out_of_range("not a switch or NIC node id");
+  int d = num_dims() - 1;
+  while (node_base_[d] > n) --d;
+  return d;
 }
 
-LinkId Topology::switch_up_link(Rank from, int d) const {
-  return link_base_[d] + static_cast<LinkId>(from) * 2;
+NodeKind Topology::node_kind(NodeId n) const {
+  if (is_npu(n)) return NodeKind::kNpu;
+  const int d = dim_of_node(n);
+  const DimPlace p = place(d);
+  return fabrics_[d]->node_kind(static_cast<int>((n - p.node_base) % p.nodes_per_group));
 }
 
-LinkId Topology::switch_down_link(Rank to, int d) const {
-  return link_base_[d] + static_cast<LinkId>(to) * 2 + 1;
+std::string Topology::node_name(NodeId n) const {
+  if (is_npu(n)) return "npu" + std::to_string(n);
+  const int d = dim_of_node(n);
+  return fabrics_[d]->node_name(place(d), n);
 }
 
 Link Topology::link(LinkId id) const {
-  if (id < 0 || id >= num_links_) throw std::out_of_range("link id out of range");
-  int d = num_dims() - 1;
-  while (link_base_[d] > id) --d;
-  const LinkId local = id - link_base_[d];
-  const int per = links_per_rank(d);
-  const Rank owner = static_cast<Rank>(local / per);
-  const int slot = static_cast<int>(local % per);
-  const int n = dims_[d].npus;
-  const int c = coord(owner, d);
-  Link l;
-  l.dim = d;
-  l.bandwidth_Bps = bandwidth_Bps_[d];
-  l.latency_ps = latency_ps_[d];
-  switch (dims_[d].kind) {
-    case DimKind::kRing:
-      l.src = owner;
-      l.dst = with_coord(owner, d, slot == 0 ? (c + 1) % n : (c + n - 1) % n);
-      break;
-    case DimKind::kFullyConnected:
-      l.src = owner;
-      l.dst = with_coord(owner, d, slot < c ? slot : slot + 1);
-      break;
-    case DimKind::kSwitch:
-      l.src = slot == 0 ? owner : -1;
-      l.dst = slot == 0 ? -1 : owner;
-      break;
-  }
-  return l;
+  const int d = dim_of_link(id);
+  return fabrics_[d]->link(place(d), id - link_base_[d]);
 }
 
 std::string Topology::link_name(LinkId id) const {
   const Link l = link(id);
-  auto end = [](Rank r) { return r < 0 ? std::string("switch") : "npu" + std::to_string(r); };
-  return "dim" + std::to_string(l.dim) + ":" + end(l.src) + "->" + end(l.dst);
+  return "dim" + std::to_string(l.dim) + ":" + node_name(l.src_node) + "->" + node_name(l.dst_node);
 }
 
 void Topology::route(Rank src, Rank dst, std::vector<LinkId>& out) const {
   Rank at = src;
   for (int d = 0; d < num_dims(); ++d) {
-    const int a = coord(at, d);
     const int b = coord(dst, d);
-    if (a == b) continue;
-    const int n = dims_[d].npus;
-    switch (dims_[d].kind) {
-      case DimKind::kRing: {
-        const int fwd = (b - a + n) % n;
-        const bool positive = fwd <= n - fwd;
-        const int hops = positive ? fwd : n - fwd;
-        int c = a;
-        for (int h = 0; h < hops; ++h) {
-          const Rank here = with_coord(at, d, c);
-          out.push_back(ring_link(here, d, positive));
-          c = positive ? (c + 1) % n : (c + n - 1) % n;
-        }
-        break;
-      }
-      case DimKind::kFullyConnected:
-        out.push_back(fc_link(at, d, b));
-        break;
-      case DimKind::kSwitch:
-        out.push_back(switch_up_link(at, d));
-        out.push_back(switch_down_link(with_coord(at, d, b), d));
-        break;
-    }
+    if (coord(at, d) == b) continue;
+    fabrics_[d]->route(place(d), at, b, out);
     at = with_coord(at, d, b);
   }
 }
+
+int npu_links_out(const DimensionSpec& d) { return build_fabric(d, 0)->npu_links_out(d.npus); }
 
 }  // namespace acesim

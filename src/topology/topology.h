@@ -1,13 +1,26 @@
-// Multi-dimensional topologies. Each dimension is a ring, a fully-connected
-// group or a switch, with its NPU count, link bandwidth (per direction), link
-// latency and links per neighbour. A torus is rings in every dimension.
+// Topologies as graphs of nodes and links, described by dimensions.
 //
-// Ranks are numbered in mixed radix with dimension 0 varying fastest. Links
-// are numbered implicitly (no tables), so a topology of a million NPUs costs
-// a few bytes per dimension. Routes are dimension-ordered: dimension 0 first.
+// A topology is a list of dimensions; each has a kind (a registered builder:
+// ring, fully-connected, switch, ...; topology_kinds.h), its NPU count, link
+// bandwidth (per direction), link latency and links per neighbour. Ranks are
+// numbered in mixed radix with dimension 0 varying fastest; the NPUs that
+// differ only in dimension d's coordinate form one group of that dimension,
+// and the dimension's kind builds the same fabric for every group. A torus is
+// rings in every dimension.
+//
+// The graph: NPUs are nodes 0..num_npus-1 (node id = rank); the switches and
+// NICs the dimensions add follow, dimension by dimension, group by group. A
+// link joins any two nodes (switch to switch included), carries a bandwidth,
+// a latency and the dimension it is counted under. Routes are paths of
+// links, dimension-ordered: dimension 0 first.
+//
+// Regular kinds compute their link and node ids (no tables), so a topology
+// of a million NPUs costs a few bytes per dimension; a kind built from an
+// explicit graph (link_graph.h) stores one group's tables.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,8 +32,31 @@ namespace acesim {
 
 using Rank = std::int32_t;
 using LinkId = std::int64_t;
+using NodeId = std::int64_t;
 
-enum class DimKind { kRing, kFullyConnected, kSwitch };
+enum class NodeKind { kNpu, kSwitch, kNic };
+std::string_view to_string(NodeKind kind);
+
+// Names a registered topology kind by its canonical name (what reports
+// print). Readers store the registry entry's name, so equal kinds compare
+// equal; the built-ins have constants.
+class DimKind {
+ public:
+  constexpr DimKind() = default;
+  constexpr explicit DimKind(std::string_view name) : name_(name) {}
+  constexpr std::string_view name() const { return name_; }
+  friend constexpr bool operator==(DimKind a, DimKind b) { return a.name_ == b.name_; }
+
+  static const DimKind kRing;
+  static const DimKind kFullyConnected;
+  static const DimKind kSwitch;
+
+ private:
+  std::string_view name_ = "ring";
+};
+inline constexpr DimKind DimKind::kRing{"ring"};
+inline constexpr DimKind DimKind::kFullyConnected{"fully-connected"};
+inline constexpr DimKind DimKind::kSwitch{"switch"};
 
 std::string_view to_string(DimKind kind);
 
@@ -33,16 +69,20 @@ struct DimensionSpec {
 };
 
 struct Link {
-  Rank src = -1;  // -1: the dimension's switch
-  Rank dst = -1;
-  int dim = 0;
+  NodeId src_node = -1;
+  NodeId dst_node = -1;
+  int dim = 0;  // the dimension whose statistics count this link
   double bandwidth_Bps = 0.0;
   TimePs latency_ps = 0;
 };
 
+class DimensionFabric;
+struct DimPlace;
+
 class Topology {
  public:
-  // Throws std::invalid_argument naming the dimension and what is wrong.
+  // Throws std::invalid_argument naming the dimension and what is wrong
+  // (an unknown kind included).
   explicit Topology(std::vector<DimensionSpec> dims);
 
   int num_dims() const { return static_cast<int>(dims_.size()); }
@@ -59,29 +99,53 @@ class Topology {
     return r + static_cast<Rank>(value - coord(r, d)) * stride_[d];
   }
 
+  // Nodes.
+  NodeId num_nodes() const { return num_nodes_; }
+  bool is_npu(NodeId n) const { return n >= 0 && n < num_npus_; }
+  // The rank of an NPU node; -1 for a switch or NIC.
+  Rank npu_at(NodeId n) const { return is_npu(n) ? static_cast<Rank>(n) : -1; }
+  NodeKind node_kind(NodeId n) const;
+  // "npu3"; a switch or NIC as its dimension's kind names it ("switch").
+  std::string node_name(NodeId n) const;
+
+  // Links.
   LinkId num_links() const { return num_links_; }
   Link link(LinkId id) const;
+  // "dim0:npu3->npu4", "dim1:npu2->switch".
   std::string link_name(LinkId id) const;
-  // Appends the links from src to dst (dimension-ordered; shortest direction
-  // on rings, ties going the positive way). Empty when src == dst.
+  // The NPU whose links stand for this one when one rank stands for all:
+  // the source when it is an NPU, else the destination when it is one; -1
+  // for a link between switches, which no NPU stands for.
+  Rank link_owner(const Link& l) const { return is_npu(l.src_node) ? npu_at(l.src_node) : npu_at(l.dst_node); }
+  Rank link_owner(LinkId id) const { return link_owner(link(id)); }
+  // Appends the links from src to dst (dimension-ordered; within a
+  // dimension, its kind's route: on rings the shortest direction, ties
+  // going the positive way). Empty when src == dst.
   void route(Rank src, Rank dst, std::vector<LinkId>& out) const;
 
-  // Link ids of the building blocks, for tests and stats.
-  LinkId ring_link(Rank from, int d, bool positive) const;
-  LinkId fc_link(Rank from, int d, int to_coord) const;
-  LinkId switch_up_link(Rank from, int d) const;
-  LinkId switch_down_link(Rank to, int d) const;
+  // Dimension d as its fabric sees it (for the kinds' builders).
+  DimPlace place(int d) const;
+  const DimensionFabric& fabric(int d) const { return *fabrics_[d]; }
 
  private:
-  int links_per_rank(int d) const;
+  int dim_of_link(LinkId id) const;
+  int dim_of_node(NodeId n) const;
 
   std::vector<DimensionSpec> dims_;
+  std::vector<std::shared_ptr<const DimensionFabric>> fabrics_;
   std::vector<Rank> stride_;
   std::vector<LinkId> link_base_;
+  std::vector<NodeId> node_base_;
+  std::vector<int> nodes_per_group_;
   std::vector<double> bandwidth_Bps_;
   std::vector<TimePs> latency_ps_;
   Rank num_npus_ = 1;
   LinkId num_links_ = 0;
+  NodeId num_nodes_ = 0;
 };
+
+// Links leaving one NPU in a dimension of this spec's kind and size, each of
+// the dimension's bandwidth: what its link utilisation is measured against.
+int npu_links_out(const DimensionSpec& d);
 
 }  // namespace acesim

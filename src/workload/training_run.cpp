@@ -15,12 +15,7 @@ namespace acesim {
 double npu_link_capacity_Bps(const DimensionSpec& d) {
   const double link = d.bandwidth_GBps * 1e9 * d.links_per_neighbour;
   if (d.npus <= 1) return 0.0;
-  switch (d.kind) {
-    case DimKind::kRing: return 2.0 * link;
-    case DimKind::kFullyConnected: return (d.npus - 1) * link;
-    case DimKind::kSwitch: return link;
-  }
-  return link;
+  return npu_links_out(d) * link;
 }
 
 EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, const NpuConfig& npu,

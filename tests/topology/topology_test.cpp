@@ -27,18 +27,18 @@ TEST(Topology, RingRoutesTakeTheShortWay) {
   std::vector<LinkId> r;
   t.route(1, 3, r);
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(t.link(r[0]).src, 1);
-  EXPECT_EQ(t.link(r[0]).dst, 2);
-  EXPECT_EQ(t.link(r[1]).dst, 3);
+  EXPECT_EQ(t.npu_at(t.link(r[0]).src_node), 1);
+  EXPECT_EQ(t.npu_at(t.link(r[0]).dst_node), 2);
+  EXPECT_EQ(t.npu_at(t.link(r[1]).dst_node), 3);
   r.clear();
   t.route(1, 7, r);  // backwards: 1 -> 0 -> 7
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(t.link(r[0]).dst, 0);
-  EXPECT_EQ(t.link(r[1]).dst, 7);
+  EXPECT_EQ(t.npu_at(t.link(r[0]).dst_node), 0);
+  EXPECT_EQ(t.npu_at(t.link(r[1]).dst_node), 7);
   r.clear();
   t.route(0, 4, r);  // tie goes the positive way
   ASSERT_EQ(r.size(), 4u);
-  EXPECT_EQ(t.link(r[0]).dst, 1);
+  EXPECT_EQ(t.npu_at(t.link(r[0]).dst_node), 1);
 }
 
 TEST(Topology, SwitchAndFullyConnectedRoutes) {
@@ -46,16 +46,16 @@ TEST(Topology, SwitchAndFullyConnectedRoutes) {
   std::vector<LinkId> r;
   t.route(0, 3, r);  // through the switch: up, down
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(t.link(r[0]).src, 0);
-  EXPECT_EQ(t.link(r[0]).dst, -1);
-  EXPECT_EQ(t.link(r[1]).src, -1);
-  EXPECT_EQ(t.link(r[1]).dst, 3);
+  EXPECT_EQ(t.npu_at(t.link(r[0]).src_node), 0);
+  EXPECT_EQ(t.npu_at(t.link(r[0]).dst_node), -1);
+  EXPECT_EQ(t.npu_at(t.link(r[1]).src_node), -1);
+  EXPECT_EQ(t.npu_at(t.link(r[1]).dst_node), 3);
   r.clear();
   t.route(1, 1 + 4 * 2, r);  // one direct link in dimension 1
   ASSERT_EQ(r.size(), 1u);
   const Link l = t.link(r[0]);
-  EXPECT_EQ(l.src, 1);
-  EXPECT_EQ(l.dst, 9);
+  EXPECT_EQ(l.src_node, 1);
+  EXPECT_EQ(l.dst_node, 9);
   EXPECT_EQ(l.dim, 1);
   EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 50e9);
   EXPECT_EQ(l.latency_ps, 2000);
@@ -67,10 +67,10 @@ TEST(Topology, DimensionOrderedRouteAcrossATorus) {
   t.route(0, 5, r);  // (0,0) -> (1,1): dimension 0 first, then dimension 1
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(t.link(r[0]).dim, 0);
-  EXPECT_EQ(t.link(r[0]).dst, 1);
+  EXPECT_EQ(t.npu_at(t.link(r[0]).dst_node), 1);
   EXPECT_EQ(t.link(r[1]).dim, 1);
-  EXPECT_EQ(t.link(r[1]).src, 1);
-  EXPECT_EQ(t.link(r[1]).dst, 5);
+  EXPECT_EQ(t.npu_at(t.link(r[1]).src_node), 1);
+  EXPECT_EQ(t.npu_at(t.link(r[1]).dst_node), 5);
 }
 
 TEST(Topology, EveryLinkIdDecodesConsistently) {
@@ -84,10 +84,10 @@ TEST(Topology, EveryLinkIdDecodesConsistently) {
       Rank at = a;
       for (LinkId id : r) {
         const Link l = t.link(id);
-        if (l.src >= 0) {
-          EXPECT_EQ(l.src, at);
+        if (t.is_npu(l.src_node)) {
+          EXPECT_EQ(l.src_node, at);
         }
-        if (l.dst >= 0) at = l.dst;
+        if (t.is_npu(l.dst_node)) at = t.npu_at(l.dst_node);
       }
       EXPECT_EQ(at, b);
     }

@@ -1,0 +1,44 @@
+// The topology-kind registry: every dimension kind a platform file may name.
+//
+// A kind is one file under src/topology/kinds/ that defines its fabric
+// (fabric.h) and a `register_*_kind` function; register_builtin_topology_kinds()
+// calls each with one line. A kind that is not a product of regular rings,
+// groups or switches builds an explicit graph (link_graph.h) in its builder.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "registry/registry.h"
+#include "topology/fabric.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+struct TopologyKindEntry : RegistryEntryBase {
+  // ASTRA-sim's spelling in its network files ("FullyConnected"); empty
+  // when ASTRA-sim has no such kind (its inputs may not name it).
+  std::string astra_name;
+  // The fabric of one dimension of this kind. The spec is checked already
+  // (npus >= 1, bandwidth > 0, latency >= 0); throw std::invalid_argument
+  // for what this kind cannot build.
+  std::function<std::shared_ptr<const DimensionFabric>(const DimensionSpec&)> build;
+};
+
+using TopologyKindRegistry = Registry<TopologyKindEntry>;
+
+// Filled with the built-in kinds on first use; tests may add toy kinds.
+TopologyKindRegistry& topology_kind_registry();
+void register_builtin_topology_kinds(TopologyKindRegistry& registry);
+
+// The built-in kinds, one file each under kinds/.
+void register_ring_kind(TopologyKindRegistry& registry);
+void register_fully_connected_kind(TopologyKindRegistry& registry);
+void register_switch_kind(TopologyKindRegistry& registry);
+
+// ASTRA-sim's spellings of the kinds it knows, in registration order.
+std::vector<std::string> astra_topology_names();
+
+}  // namespace acesim
