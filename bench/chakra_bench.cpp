@@ -19,7 +19,7 @@
 
 #include "chakra/chakra_writer.h"
 #include "config/platform.h"
-#include "workload/chakra_run.h"
+#include "driver/chakra_run.h"
 
 #ifndef ACESIM_BENCH_PLATFORMS
 #define ACESIM_BENCH_PLATFORMS "bench/platforms"

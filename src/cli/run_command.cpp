@@ -13,9 +13,9 @@
 #include "config/units.h"
 #include "report/training_report.h"
 #include "chakra/chakra_trace.h"
-#include "workload/astra_workload.h"
-#include "workload/chakra_run.h"
-#include "workload/models.h"
+#include "workload/formats/astra_workload.h"
+#include "driver/chakra_run.h"
+#include "workload/models/model_registry.h"
 
 namespace acesim::cli {
 namespace {
@@ -91,8 +91,8 @@ Workload load_workload(const Options& o, const PlatformConfig& platform, const T
     }
     w = read_astra_workload(wc.file, topo);
   } else {
-    const auto names = model_names();
-    if (std::find(names.begin(), names.end(), wc.model) == names.end()) {
+    if (find_model(wc.model) == nullptr) {
+      const auto names = model_registry().names();
       throw InputError("unknown model '" + wc.model + "'" + suggestion(wc.model, names));
     }
     ModelOptions mo;
@@ -283,7 +283,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   c->add_option("--chakra-groups", o->chakra_groups,
                 "communicator groups of the traces' pg_name, ASTRA-sim's JSON {\"name\": [ranks...]}; each must be whole dimensions")
       ->check(non_empty());
-  c->add_option("--model", o->model, "built-in model: resnet50 | gnmt | dlrm | gpt")->check(non_empty());
+  c->add_option("--model", o->model, "built-in model: " + model_registry().choices())->check(non_empty());
   o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
   c->add_option("--precision", o->precision, "fp16 | bf16 | fp32 | fp8 (built-in models)")->check(non_empty());
   o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2)");

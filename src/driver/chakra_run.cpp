@@ -1,4 +1,4 @@
-#include "workload/chakra_run.h"
+#include "driver/chakra_run.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,7 +11,7 @@
 #include "config/input_error.h"
 #include "platform/platform_instance.h"
 #include "report/collective_sweep.h"
-#include "workload/training_run.h"
+#include "driver/training_run.h"
 
 namespace acesim {
 

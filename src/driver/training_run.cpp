@@ -1,4 +1,4 @@
-#include "workload/training_run.h"
+#include "driver/training_run.h"
 
 #include <algorithm>
 #include <cmath>
