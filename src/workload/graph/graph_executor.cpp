@@ -383,7 +383,10 @@ std::vector<std::string> GraphExecutor::stuck_report() const {
       waiting += " " + text + ";";
       ++shown;
     }
-    lines.push_back(fmt::format("{}: {} of {} nodes done;{}", g.source, rs.done, g.size(), waiting.empty() ? " waiting" : waiting));
+    // Graphs shared by ranks (one program) name the rank; Chakra's name their file.
+    const std::string who =
+        g.pending_text ? g.source : fmt::format("{} rank {} ({} communications in flight)", g.source, r, rs.comm_in_flight);
+    lines.push_back(fmt::format("{}: {} of {} nodes done;{}", who, rs.done, g.size(), waiting.empty() ? " waiting" : waiting));
     if (lines.size() >= 16) {
       lines.push_back("...");
       break;
