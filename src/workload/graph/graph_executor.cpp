@@ -313,9 +313,10 @@ void GraphExecutor::complete(const Done& d) {
   rs.last_end = std::max(rs.last_end, now);
   if (options_.observer != nullptr) options_.observer->node_done(d.rank, d.node, d.start, now);
   const WorkGraph& g = *rs.graph;
+  const bool waits = g.waits() > 0;  // Chakra graphs have none: skip the lookup
   for (std::uint32_t e = g.child_begin(d.node); e < g.child_end(d.node); ++e) {
     const std::uint32_t child = g.child(e);
-    if (g.node(child).kind == NodeKind::kWait) {
+    if (waits && g.node(child).kind == NodeKind::kWait) {
       wait_dep_done(d.rank, child, d.node, g.child_delay(e));
     } else if (--rs.pending[child] == 0) {
       ready(d.rank, child);
