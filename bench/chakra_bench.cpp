@@ -19,8 +19,8 @@
 
 #include "chakra/chakra_writer.h"
 #include "config/platform.h"
+#include "driver/chakra_run.h"
 #include "endpoint/executor_registry.h"
-#include "workload/chakra_run.h"
 
 #ifndef ACESIM_BENCH_PLATFORMS
 #define ACESIM_BENCH_PLATFORMS "bench/platforms"

@@ -2,7 +2,7 @@
 // 4x8 torus so that transformer groups can fit or not.
 #include "fuzz_common.h"
 #include "topology/topology.h"
-#include "workload/astra_workload.h"
+#include "workload/formats/astra_workload.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const acesim::Topology topo({{acesim::DimKind::kRing, 4, 100, 500, 1}, {acesim::DimKind::kRing, 8, 100, 500, 1}});

@@ -17,8 +17,8 @@
 
 #include "config/platform.h"
 #include "report/collective_sweep.h"
-#include "workload/chakra_run.h"
-#include "workload/training_run.h"
+#include "driver/chakra_run.h"
+#include "driver/training_run.h"
 
 namespace acesim::api {
 

@@ -7,8 +7,8 @@
 #include "config/input_error.h"
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
-#include "workload/astra_workload.h"
-#include "workload/models.h"
+#include "workload/formats/astra_workload.h"
+#include "workload/models/models.h"
 
 namespace acesim::api {
 namespace {

@@ -10,7 +10,7 @@
 #include "cli/platform_options.h"
 #include "config/input_error.h"
 #include "report/training_report.h"
-#include "workload/models.h"
+#include "workload/models/models.h"
 
 namespace acesim::cli {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workload/training_run.h"
+#include "driver/training_run.h"
 
 namespace acesim {
 

@@ -13,8 +13,8 @@
 
 #include "config/embedded.h"
 #include "config/input_error.h"
-#include "workload/astra_workload.h"
-#include "workload/models.h"
+#include "workload/formats/astra_workload.h"
+#include "workload/models/models.h"
 
 namespace acesim {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/platform.h"
-#include "workload/training_run.h"
+#include "driver/training_run.h"
 
 namespace acesim {
 

@@ -1,7 +1,7 @@
 // Converts a training workload (ASTRA-sim 1.0 table, built-in model) to the
 // equivalent Chakra traces, one iteration, for the tests that check both
 // inputs give the same time. The graph is the training loop of
-// src/workload/trainer.h: forward layer by layer, each blocking collective
+// src/workload/graph/training_lowering.h: forward layer by layer, each blocking collective
 // gating what follows; backward from the last layer, the weight-gradient
 // collective issued and not waited for, the input gradient (not for layer 0)
 // and its blocking collective. Durations must be whole microseconds (the

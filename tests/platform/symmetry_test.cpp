@@ -4,9 +4,9 @@
 
 #include "platform/platform_instance.h"
 #include "support.h"
-#include "workload/astra_workload.h"
-#include "workload/models.h"
-#include "workload/training_run.h"
+#include "workload/formats/astra_workload.h"
+#include "workload/models/models.h"
+#include "driver/training_run.h"
 #include "test_data.h"
 
 namespace acesim {

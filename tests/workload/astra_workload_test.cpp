@@ -5,8 +5,8 @@
 #include "scratch_dir.h"
 #include "support.h"
 #include "test_data.h"
-#include "workload/astra_workload.h"
-#include "workload/training_run.h"
+#include "workload/formats/astra_workload.h"
+#include "driver/training_run.h"
 
 namespace acesim {
 namespace {

@@ -1,7 +1,7 @@
 // Running Chakra execution traces: hand-computed timelines, the shared
 // sample, symmetric equal to full, the same answer as the equivalent
 // ASTRA-sim 1.0 table, and what cannot run.
-#include "workload/chakra_run.h"
+#include "driver/chakra_run.h"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@
 #include "engine/simulation.h"
 #include "report/collective_sweep.h"
 #include "test_data.h"
-#include "workload/astra_workload.h"
-#include "workload/training_run.h"
+#include "workload/formats/astra_workload.h"
+#include "driver/training_run.h"
 
 namespace acesim {
 namespace {

@@ -1,4 +1,4 @@
-#include "workload/models.h"
+#include "workload/models/models.h"
 
 #include <gtest/gtest.h>
 

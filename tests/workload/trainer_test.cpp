@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support.h"
-#include "workload/training_run.h"
+#include "driver/training_run.h"
 
 namespace acesim {
 namespace {

@@ -1,15 +1,51 @@
-// One training simulation and its summary: what `acesim run` reports.
+// One training simulation and its summary: what `acesim run` reports. The
+// workload is lowered into a work graph (workload/graph/training_lowering.h)
+// and run by the graph executor; the report is computed from the nodes'
+// timings and what the lowering says each node stands for.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "collective/types.h"
 #include "config/platform.h"
-#include "workload/trainer.h"
+#include "endpoint/endpoint.h"
+#include "topology/topology.h"
 #include "workload/workload.h"
 
 namespace acesim {
+
+struct TrainOptions {
+  int trace_ranks = 0;  // record timeline events for ranks 0 .. trace_ranks-1
+  bool full = false;    // simulate every rank even when one could stand for all
+  // Stragglers: rank -> factor by which its kernels are slower. Any makes the
+  // run asymmetric (simulated in full).
+  std::vector<std::pair<Rank, double>> stragglers;
+};
+
+// One span on a rank's timeline, for traces and per-layer tables.
+struct Span {
+  Rank rank;
+  int iteration;
+  int layer;
+  PassKind pass;
+  enum Kind { kCompute, kCollective, kWait } kind;
+  TimePs begin;
+  TimePs end;
+};
+
+struct CollectiveRecord {
+  int iteration;
+  int layer;
+  PassKind pass;
+  CollectiveOp op;
+  double bytes;
+  std::vector<int> dims;
+  TimePs issue_ps;  // rank 0
+  TimePs done_ps;   // rank 0
+};
 
 struct LayerReport {
   std::string name;

@@ -1,12 +1,14 @@
-#include "workload/astra_workload.h"
+#include "workload/formats/astra_workload.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "config/input_error.h"
 #include "config/platform.h"
+#include "workload/formats/format_registry.h"
 
 namespace acesim {
 namespace {
@@ -316,6 +318,16 @@ Workload parse_astra_workload(std::string_view text, const std::string& file, co
 
 Workload read_astra_workload(const std::string& path, const Topology& topo) {
   return parse_astra_workload(read_text_file(path), path, topo);
+}
+
+void register_astra_text_format(WorkloadFormatRegistry& registry) {
+  WorkloadFormatEntry e;
+  e.name = "astra-sim-1.0";
+  e.aliases = {"astra-sim", "astra"};
+  e.help = "ASTRA-sim 1.0 text workload: a layer table, compute in cycles of 1 ns, sizes in bytes";
+  e.option = "--workload FILE";
+  e.read_table = read_astra_workload;
+  registry.add(std::move(e));
 }
 
 }  // namespace acesim

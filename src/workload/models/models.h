@@ -26,7 +26,7 @@ struct ModelOptions {
   int gpt_layers = 24, gpt_hidden = 2048, gpt_heads = 16, gpt_seq = 2048, gpt_vocab = 50257;
 };
 
-// {"resnet50", "gnmt", "dlrm", "gpt"}
+// The registered models' names (model_registry()), in registration order.
 std::vector<std::string> model_names();
 
 // Throws std::invalid_argument (unknown name, dims not in the topology, a

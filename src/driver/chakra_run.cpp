@@ -1,4 +1,4 @@
-#include "workload/chakra_run.h"
+#include "driver/chakra_run.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,7 +11,8 @@
 #include "config/input_error.h"
 #include "platform/platform_instance.h"
 #include "report/collective_sweep.h"
-#include "workload/training_run.h"
+#include "driver/training_run.h"
+#include "workload/graph/graph_executor.h"
 
 namespace acesim {
 
@@ -99,11 +100,24 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
 
   PlatformInstance pi(platform, symmetric);
   for (const auto& [rank, factor] : options.stragglers) pi.endpoint.set_compute_slowdown(rank, factor);
-  ChakraOptions eo;
-  eo.roofline = options.roofline;
-  eo.trace_ranks = options.trace_ranks;
-  eo.groups = options.groups;
-  ChakraExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoint, traces, eo);
+  if (static_cast<Rank>(traces.size()) != pi.topology.num_npus()) {
+    throw InputError(fmt::format("{} traces for a topology of {} NPUs", traces.size(), pi.topology.num_npus()));
+  }
+  // One graph per simulated rank (rank 0's only, when symmetric).
+  ChakraBinding binding;
+  binding.roofline = options.roofline;
+  binding.groups = options.groups;
+  std::vector<WorkGraph> graphs;
+  std::vector<const WorkGraph*> per_rank;
+  const Rank ranks = pi.collectives.simulated_ranks();
+  graphs.reserve(static_cast<std::size_t>(ranks));
+  for (Rank r = 0; r < ranks; ++r) {
+    graphs.push_back(chakra_graph(traces[static_cast<std::size_t>(r)], pi.topology, binding));
+    per_rank.push_back(&graphs.back());
+  }
+  GraphRunOptions ro;
+  ro.keep_ranks = options.trace_ranks;
+  GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoint, per_rank, ro);
   ex.start();
   run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
   pi.endpoint.settle();
@@ -120,7 +134,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   rep.cpu_ps = ex.cpu_busy_ps(0);
   rep.comm_ps = ex.comm_busy_ps(0);
   rep.compute_idle_ps = std::max<TimePs>(0, rep.total_ps - rep.compute_ps);
-  rep.collectives = ex.collectives_created();
+  rep.collectives = ex.collectives_created().size();
   rep.messages = ex.messages();
   rep.events = pi.sim.stats().events + pi.sim.stats().completions;
   const EndpointSummary es = summarize_endpoints(pi.endpoint, pi.topology, platform.npu, ex.simulated_ranks(), rep.total_ps);
@@ -137,8 +151,8 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   }
   rep.node_types.assign(types.begin(), types.end());
   for (Rank r = 0; r < ex.simulated_ranks(); ++r) {
-    const std::vector<ChakraNodeTiming>& timing = ex.timings(r);
-    const chakra::Trace& t = ex.trace(r);
+    const std::vector<NodeTiming>& timing = ex.timings(r);
+    const chakra::Trace& t = traces[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < timing.size(); ++i) {
       const chakra::Node& n = t.nodes[i];
       rep.node_records.push_back({r, n.id, n.name, chakra::to_string(n.type), node_detail(n, platform.dims),

@@ -12,7 +12,7 @@
 
 #include "chakra/chakra_trace.h"
 #include "config/platform.h"
-#include "workload/chakra_executor.h"
+#include "workload/formats/chakra_workload.h"
 
 namespace acesim {
 

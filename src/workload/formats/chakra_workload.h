@@ -1,0 +1,58 @@
+// Chakra execution traces bound to a platform (docs/workloads.md, "Chakra
+// execution traces"): communicator groups, whether the ranks run the same
+// program, and each trace as a work graph (node for node, in file order).
+// The protobuf reader itself is src/chakra.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chakra/chakra_trace.h"
+#include "topology/topology.h"
+#include "workload/graph/work_graph.h"
+
+namespace acesim {
+
+// Communicator groups (ASTRA-sim's --comm-group-configuration JSON:
+// {"name": [ranks...]}), each resolved to the topology dimensions whose NPUs
+// it is. A collective whose pg_name names a group runs over those dimensions.
+struct ChakraGroup {
+  std::vector<Rank> ranks;  // sorted
+  std::vector<int> dims;
+};
+using ChakraGroups = std::map<std::string, ChakraGroup>;
+// Throws InputError naming the file and group: bad JSON, ranks out of range
+// or repeated, a group that is not the NPUs of whole dimensions.
+ChakraGroups read_chakra_groups(const std::string& path, const Topology& topo);
+
+// Every collective's pg_name is a group of `groups` that has its rank.
+// Throws InputError naming the file and node.
+void check_chakra_groups(const std::vector<chakra::Trace>& traces, const ChakraGroups& groups);
+
+// Why a set of traces is not the same program on every rank (so one
+// representative rank cannot stand for all), or "" when it is. Node ids may
+// differ; what must match is each node's position, contents and the
+// positions of its dependencies; with groups, pg_names whose groups span the
+// same dimensions match. Sends and receives are never symmetric.
+std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces, const ChakraGroups* groups = nullptr);
+
+struct ChakraBinding {
+  // Compute nodes with num_ops run as FLOPs (and tensor_size as HBM bytes)
+  // through the NPU's roofline instead of taking their recorded duration.
+  bool roofline = false;
+  const ChakraGroups* groups = nullptr;  // when given, pg_name picks a collective's dimensions
+};
+
+// Node i of the graph is node i of the trace:
+//   COMP_NODE (not is_cpu_op), MEM_LOAD_NODE, MEM_STORE_NODE: compute stream
+//   COMP_NODE with is_cpu_op: CPU, a delay of its duration
+//   COMM_COLL_NODE: a collective (a no-op when its group is one NPU or it
+//                   moves nothing); COMM_SEND_NODE / COMM_RECV_NODE: messages
+//   METADATA_NODE: a no-op
+// Throws InputError for nodes the platform cannot run (dimensions it does
+// not have, unsupported collective types), naming file and node; groups
+// must have passed check_chakra_groups. The graph refers to `trace`.
+WorkGraph chakra_graph(const chakra::Trace& trace, const Topology& topo, const ChakraBinding& binding);
+
+}  // namespace acesim

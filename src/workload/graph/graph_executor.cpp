@@ -1,0 +1,400 @@
+#include "workload/graph/graph_executor.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "algorithm/pattern.h"
+#include "config/input_error.h"
+
+namespace acesim {
+namespace {
+
+constexpr std::uint32_t kP2pKeyBase = 0x80000000u;  // endpoint unit-holding keys of messages
+constexpr std::uint64_t kTransferTag = 1ULL << 63;  // an empty message arrives
+constexpr std::uint64_t kWakeTag = 1ULL << 62;      // a rank's compute stream wakes up
+
+}  // namespace
+
+GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveEngine& collectives,
+                             Endpoints& endpoint, std::vector<const WorkGraph*> graphs, GraphRunOptions options)
+    : sim_(sim),
+      topo_(topo),
+      net_(net),
+      collectives_(collectives),
+      endpoint_(endpoint),
+      options_(options),
+      sim_ranks_(collectives.simulated_ranks()) {
+  if (collectives.representative() > 0) throw std::invalid_argument("symmetric runs take rank 0 as the representative");
+  if (static_cast<Rank>(graphs.size()) != sim_ranks_) {
+    throw std::logic_error(fmt::format("{} graphs for {} simulated ranks", graphs.size(), sim_ranks_));
+  }
+  ranks_.resize(static_cast<std::size_t>(sim_ranks_));
+  for (Rank r = 0; r < sim_ranks_; ++r) {
+    RankState& rs = rank(r);
+    rs.graph = graphs[static_cast<std::size_t>(r)];
+    rs.pending = rs.graph->indegree();
+    rs.wait_ready.assign(rs.graph->waits(), 0);
+    if (kept(r)) rs.timing.assign(rs.graph->size(), NodeTiming{});
+  }
+}
+
+std::string GraphExecutor::where(Rank r, std::uint32_t node) const {
+  const WorkGraph& g = graph(r);
+  if (g.where) return g.where(node);
+  return fmt::format("{}: rank {} node {}", g.source, r, node);
+}
+
+void GraphExecutor::start() {
+  for (Rank r = 0; r < sim_ranks_; ++r) {
+    RankState& rs = rank(r);
+    const std::uint32_t n = rs.graph->size();
+    if (n == 0) {
+      ++ranks_done_;
+      continue;
+    }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (rs.pending[i] == 0) ready(r, i);
+    }
+  }
+  drain();
+}
+
+void GraphExecutor::ready(Rank r, std::uint32_t node) {
+  RankState& rs = rank(r);
+  if (kept(r)) rs.timing[node].ready = sim_.now();
+  switch (rs.graph->node(node).kind) {
+    case NodeKind::kCompute:
+      rs.compute.queue.push_back(node);
+      start_stream(r, rs.compute);
+      return;
+    case NodeKind::kCpu:
+      rs.cpu.queue.push_back(node);
+      start_stream(r, rs.cpu);
+      return;
+    case NodeKind::kCollective: issue_collective(r, node); return;
+    case NodeKind::kSend: issue_send(r, node); return;
+    case NodeKind::kRecv: issue_recv(r, node); return;
+    case NodeKind::kWait:  // reached through wait_dep_done only
+    case NodeKind::kNop: break;
+  }
+  if (kept(r)) rs.timing[node].start = sim_.now();
+  completed_.push_back({r, node, sim_.now()});
+}
+
+void GraphExecutor::start_stream(Rank r, Stream& s) {
+  RankState& rs = rank(r);
+  const bool compute = &s == &rs.compute;
+  while (!s.running && !s.queue.empty()) {
+    const std::uint32_t node = s.queue.front();
+    s.queue.pop_front();
+    if (kept(r)) rs.timing[node].start = sim_.now();
+    const Kernel& k = rs.graph->kernel(rs.graph->node(node).payload);
+    if (k.time_ps == 0 || (k.time_ps < 0 && k.flops <= 0.0 && k.hbm_bytes <= 0.0)) {
+      completed_.push_back({r, node, sim_.now()});  // nothing to run
+      continue;
+    }
+    s.running = true;
+    s.node = node;
+    s.since = sim_.now();
+    // The compute stream runs a kernel through the NPU model; the CPU a delay.
+    if (compute) {
+      endpoint_.start_kernel(r, k, this, static_cast<std::uint64_t>(r));
+    } else {
+      sim_.schedule_in(k.time_ps, this, static_cast<std::uint64_t>(r));
+    }
+  }
+}
+
+void GraphExecutor::stream_done(Rank r, Stream& s) {
+  s.running = false;
+  s.busy += sim_.now() - s.since;
+  completed_.push_back({r, s.node, s.since});
+  start_stream(r, s);
+  drain();
+}
+
+// Rank r's stream reached `wait` (its parent is the stream node before it),
+// or one of the communications it waits for is done.
+void GraphExecutor::wait_dep_done(Rank r, std::uint32_t wait, std::uint32_t parent, TimePs delay) {
+  RankState& rs = rank(r);
+  const WorkGraph& g = *rs.graph;
+  const GraphNode& w = g.node(wait);
+  const TimePs now = sim_.now();
+  const bool comm = is_communication(g.node(parent).kind);
+  TimePs& ready_at = rs.wait_ready[w.payload];
+  if (comm) ready_at = std::max(ready_at, now + delay);
+  const std::int32_t left = --rs.pending[wait];
+  if (!comm) {
+    rs.parked = wait;
+    rs.parked_since = now;
+    if (kept(r)) rs.timing[wait].ready = rs.timing[wait].start = now;
+    if (left == 0) check_wait(r, wait);
+    return;
+  }
+  // The last communication is done while the stream is at the wait, or
+  // sleeps (kResume) right before it.
+  if (left != 0 && !(left == 1 && rs.armed != WorkGraph::kNone && rs.armed == w.after)) return;
+  const TimePs at = w.rule == WaitRule::kEnd ? now + delay : ready_at;
+  sim_.schedule_at(at, this, kWakeTag | static_cast<std::uint64_t>(r), EventPriority::kStart);
+  if (w.rule == WaitRule::kResume && left == 0) rs.armed = wait;
+}
+
+void GraphExecutor::check_wait(Rank r, std::uint32_t wait) {
+  RankState& rs = rank(r);
+  const TimePs at = rs.wait_ready[rs.graph->node(wait).payload];
+  if (at <= sim_.now()) {
+    release_wait(r, wait);
+  } else {
+    sim_.schedule_at(at, this, kWakeTag | static_cast<std::uint64_t>(r), EventPriority::kStart);
+  }
+}
+
+void GraphExecutor::release_wait(Rank r, std::uint32_t wait) {
+  RankState& rs = rank(r);
+  TimePs since = sim_.now();
+  if (rs.parked == wait) {
+    since = rs.parked_since;
+    rs.parked = WorkGraph::kNone;
+  }
+  if (rs.armed == wait) rs.armed = WorkGraph::kNone;
+  completed_.push_back({r, wait, since});
+}
+
+// Any wake-up ends a kResume sleep; otherwise the wait the stream is at is
+// checked again.
+void GraphExecutor::wake(Rank r) {
+  RankState& rs = rank(r);
+  if (rs.armed != WorkGraph::kNone) {
+    release_wait(r, rs.armed);
+  } else if (rs.parked != WorkGraph::kNone && rs.pending[rs.parked] == 0) {
+    check_wait(r, rs.parked);
+  }
+  drain();
+}
+
+void GraphExecutor::comm_begin(Rank r) {
+  RankState& rs = rank(r);
+  if (rs.comm_in_flight++ == 0) rs.comm_since = sim_.now();
+}
+
+void GraphExecutor::comm_end(Rank r) {
+  RankState& rs = rank(r);
+  if (--rs.comm_in_flight > 0) return;
+  rs.comm_busy += sim_.now() - rs.comm_since;
+  if (kept(r)) rs.comm_intervals.push_back({rs.comm_since, sim_.now()});
+}
+
+void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
+  RankState& rs = rank(r);
+  if (kept(r)) rs.timing[node].start = sim_.now();
+  const CollectiveSpec& c = rs.graph->collective(rs.graph->node(node).payload);
+  const std::uint32_t mask = dims_mask(c.dims, topo_);
+  const std::uint32_t seq = rs.coll_seq[mask]++;
+  const std::uint64_t key = (static_cast<std::uint64_t>(mask) << 32) | seq;
+  auto it = colls_.find(key);
+  if (it == colls_.end()) {
+    CollectiveRequest req;
+    req.op = c.op;
+    req.bytes = c.bytes;
+    req.dims = c.dims;
+    req.name = c.name;
+    CollectiveId id;
+    try {
+      id = collectives_.create(req, this);
+    } catch (const std::invalid_argument& e) {
+      if (!rs.graph->where) throw;
+      throw InputError(where(r, node) + ": " + e.what());
+    }
+    it = colls_.emplace(key, Coll{id, c.op, c.bytes, r, node}).first;
+    created_.emplace_back(r, node);
+  } else if (it->second.op != c.op || it->second.bytes != c.bytes) {
+    const Coll& first = it->second;
+    throw InputError(fmt::format(
+        "{}: collective {} over dimensions mask {:#x} is {} of {:.0f} bytes, but {} (the same collective on rank {}) "
+        "is {} of {:.0f} bytes",
+        where(r, node), seq, mask, to_string(c.op), c.bytes, where(first.first_rank, first.first_node), first.first_rank,
+        to_string(first.op), first.bytes));
+  }
+  coll_node_[(static_cast<std::uint64_t>(it->second.id) << 32) | static_cast<std::uint32_t>(r)] = {node, sim_.now()};
+  comm_begin(r);
+  collectives_.arrive(it->second.id, r);
+}
+
+const TransferShape& GraphExecutor::p2p_shape(Rank src, Rank dst) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
+                            static_cast<std::uint32_t>(dst);
+  auto it = p2p_shapes_.find(key);
+  if (it == p2p_shapes_.end()) {
+    Pattern p;
+    PatternStep st;
+    st.messages.push_back({0, 1, 1.0});
+    p.steps.push_back(st);
+    const Rank members[2] = {src, dst};
+    it = p2p_shapes_.emplace(key, std::make_unique<TransferShape>(build_shape(topo_, p, members))).first;
+  }
+  return *it->second;
+}
+
+void GraphExecutor::issue_send(Rank r, std::uint32_t node) {
+  RankState& rs = rank(r);
+  if (kept(r)) rs.timing[node].start = sim_.now();
+  const MessageSpec& m = rs.graph->message(rs.graph->node(node).payload);
+  const Rank dst = m.peer;
+  const double bytes = m.bytes;
+  const auto idx = static_cast<std::uint32_t>(transfers_.size());
+  transfers_.push_back(Transfer{r, dst, node, -1, bytes, false, sim_.now(), 0});
+  const MessageKey key{r, dst, m.tag};
+  auto w = waiting_recvs_.find(key);
+  if (w != waiting_recvs_.end() && !w->second.empty()) {
+    transfers_[idx].recv_node = w->second.front().first;
+    transfers_[idx].posted = w->second.front().second;
+    w->second.pop_front();
+  } else {
+    unmatched_sends_[key].push_back(idx);
+  }
+  comm_begin(r);
+  comm_begin(dst);
+  if (bytes <= 0.0) {
+    sim_.schedule_in(0, this, kTransferTag | idx);
+    return;
+  }
+  // A message moves through the links of its route; at the endpoints it is
+  // a copy (read at the source, written at the destination).
+  const TransferShape& shape = p2p_shape(r, dst);
+  members_.assign({r, dst});
+  PhaseCost cost;
+  cost.op = CollectiveOp::kAllGather;
+  cost.first = cost.last = true;
+  cost.in_bytes = cost.out_bytes = bytes / 2.0;  // ACE: one HBM pass at each end
+  endpoint_.phase_begin(kP2pKeyBase + idx % kP2pKeyBase, members_);
+  endpoint_.phase_load(cost, members_, shape, bytes, load_);
+  endpoint_.record_traffic(shape, bytes);
+  net_.start(shape, bytes, collectives_.config().endpoint_delay_ps, this, idx, &load_);
+}
+
+void GraphExecutor::issue_recv(Rank r, std::uint32_t node) {
+  RankState& rs = rank(r);
+  if (kept(r)) rs.timing[node].start = sim_.now();
+  const MessageSpec& m = rs.graph->message(rs.graph->node(node).payload);
+  const MessageKey key{m.peer, r, m.tag};
+  auto s = unmatched_sends_.find(key);
+  if (s != unmatched_sends_.end() && !s->second.empty()) {
+    Transfer& t = transfers_[s->second.front()];
+    s->second.pop_front();
+    t.recv_node = node;
+    t.posted = sim_.now();
+    if (t.delivered) completed_.push_back({r, node, t.posted});
+    return;
+  }
+  waiting_recvs_[key].emplace_back(node, sim_.now());
+}
+
+void GraphExecutor::transfer_done(std::uint64_t tag) {
+  Transfer& t = transfers_[tag];
+  t.delivered = true;
+  if (t.bytes > 0.0) {
+    members_.assign({t.src, t.dst});
+    endpoint_.phase_end(kP2pKeyBase + static_cast<std::uint32_t>(tag) % kP2pKeyBase, members_);
+  }
+  comm_end(t.src);
+  comm_end(t.dst);
+  completed_.push_back({t.src, t.send_node, t.sent});
+  if (t.recv_node >= 0) completed_.push_back({t.dst, static_cast<std::uint32_t>(t.recv_node), t.posted});
+  drain();
+}
+
+void GraphExecutor::complete(const Done& d) {
+  RankState& rs = rank(d.rank);
+  const TimePs now = sim_.now();
+  if (kept(d.rank)) rs.timing[d.node].end = now;
+  rs.pending[d.node] = -1;  // done
+  rs.last_end = std::max(rs.last_end, now);
+  if (options_.observer != nullptr) options_.observer->node_done(d.rank, d.node, d.start, now);
+  const WorkGraph& g = *rs.graph;
+  const bool waits = g.waits() > 0;  // Chakra graphs have none: skip the lookup
+  for (std::uint32_t e = g.child_begin(d.node); e < g.child_end(d.node); ++e) {
+    const std::uint32_t child = g.child(e);
+    if (waits && g.node(child).kind == NodeKind::kWait) {
+      wait_dep_done(d.rank, child, d.node, g.child_delay(e));
+    } else if (--rs.pending[child] == 0) {
+      ready(d.rank, child);
+    }
+  }
+  if (++rs.done == g.size()) {
+    ++ranks_done_;
+    finish_ = std::max(finish_, now);
+  }
+}
+
+void GraphExecutor::drain() {
+  if (draining_) return;
+  draining_ = true;
+  // complete() may make more nodes ready and done at once (zero-time nodes):
+  // a worklist, not recursion, so long chains do not exhaust the stack.
+  for (std::size_t i = 0; i < completed_.size(); ++i) {
+    const Done d = completed_[i];
+    complete(d);
+  }
+  completed_.clear();
+  draining_ = false;
+}
+
+void GraphExecutor::activity_done(std::uint64_t tag) {
+  const Rank r = static_cast<Rank>(tag);
+  stream_done(r, rank(r).compute);
+}
+
+void GraphExecutor::handle_event(std::uint64_t tag) {
+  if (tag & kTransferTag) {
+    transfer_done(tag & ~kTransferTag);  // an empty message
+    return;
+  }
+  if (tag & kWakeTag) {
+    wake(static_cast<Rank>(tag & ~kWakeTag));
+    return;
+  }
+  const Rank r = static_cast<Rank>(tag);
+  stream_done(r, rank(r).cpu);
+}
+
+void GraphExecutor::collective_done(CollectiveId id, Rank r) {
+  const auto it = coll_node_.find((static_cast<std::uint64_t>(id) << 32) | static_cast<std::uint32_t>(r));
+  if (it == coll_node_.end()) throw std::logic_error("graph executor: a collective finished on a rank that never issued it");
+  const InFlight f = it->second;
+  coll_node_.erase(it);
+  comm_end(r);
+  completed_.push_back({r, f.node, f.issued});
+  drain();
+}
+
+std::vector<std::string> GraphExecutor::stuck_report() const {
+  std::vector<std::string> lines;
+  for (Rank r = 0; r < sim_ranks_; ++r) {
+    const RankState& rs = rank(r);
+    const WorkGraph& g = *rs.graph;
+    if (rs.done == g.size()) continue;
+    std::string waiting;
+    int shown = 0;
+    for (std::uint32_t i = 0; i < g.size() && shown < 4; ++i) {
+      if (rs.pending[i] != 0 || !is_communication(g.node(i).kind)) continue;  // done, waits on another node, or not communication
+      const std::string text = g.pending_text ? g.pending_text(i) : fmt::format("node {} ({})", i, g.node(i).kind == NodeKind::kCollective ? g.collective(g.node(i).payload).name : "message");
+      if (text.empty()) continue;
+      waiting += " " + text + ";";
+      ++shown;
+    }
+    // Graphs shared by ranks (one program) name the rank; Chakra's name their file.
+    const std::string who =
+        g.pending_text ? g.source : fmt::format("{} rank {} ({} communications in flight)", g.source, r, rs.comm_in_flight);
+    lines.push_back(fmt::format("{}: {} of {} nodes done;{}", who, rs.done, g.size(), waiting.empty() ? " waiting" : waiting));
+    if (lines.size() >= 16) {
+      lines.push_back("...");
+      break;
+    }
+  }
+  for (const std::string& l : collectives_.stuck_report()) lines.push_back(l);
+  return lines;
+}
+
+}  // namespace acesim

@@ -1,0 +1,208 @@
+// Runs per-rank work graphs (work_graph.h) on a platform: the one engine for
+// built-in models, ASTRA-sim tables and Chakra traces (docs/workloads.md).
+//
+// A node starts when all its dependencies are done and its resource is free:
+//   compute stream  kCompute: one kernel at a time per rank, through the NPU
+//                   model, so kernels contend with communication at the endpoint
+//   CPU             kCpu: one at a time per rank, a pure delay
+//   communication   kCollective: handed to the collective engine at once;
+//                   kSend / kRecv: point-to-point messages
+//   waits           kWait: the compute stream stops there (see below)
+// The k-th collective a rank issues over a set of dimensions is the same
+// collective as every other rank's k-th over that set. A send and a receive
+// match by (source, destination, tag), in issue order.
+//
+// Waits. The compute stream reaches a wait when the stream node before it is
+// done; it passes once every communication the wait depends on is done and
+// the latest end-plus-delay has come. The stream is woken by events at
+// EventPriority::kStart: when it reaches a wait whose communication is done
+// but whose time has not come; when a wait's last communication finishes
+// while the stream is at it, or sleeps just before it (WaitRule says for
+// when); on a wake-up it checks again where it stands. These are the
+// training loop's rules (a next forward waits for its gradients plus the
+// update; a blocking collective holds the stream), kept event for event.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "collective/collective_engine.h"
+#include "endpoint/endpoint.h"
+#include "engine/simulation.h"
+#include "network/network.h"
+#include "network/transfer_shape.h"
+#include "topology/topology.h"
+#include "workload/graph/work_graph.h"
+
+namespace acesim {
+
+struct NodeTiming {
+  TimePs ready = -1;  // dependencies done (a wait: the stream reached it)
+  TimePs start = -1;  // resource granted (collectives and messages: issued)
+  TimePs end = -1;
+};
+
+struct BusyInterval {
+  TimePs begin;
+  TimePs end;
+};
+
+class GraphObserver {
+ public:
+  // Node `node` of rank r's graph is done at `end`; it started (kernel
+  // granted the stream, collective issued, wait reached) at `start`.
+  virtual void node_done(Rank r, std::uint32_t node, TimePs start, TimePs end) = 0;
+
+ protected:
+  ~GraphObserver() = default;
+};
+
+struct GraphRunOptions {
+  int keep_ranks = 0;  // keep node timings for ranks 0 .. keep_ranks-1 (rank 0 always)
+  GraphObserver* observer = nullptr;
+};
+
+class GraphExecutor final : private ActivityListener,
+                            private CollectiveListener,
+                            private TransferListener,
+                            private EventHandler {
+ public:
+  // graphs[r]: rank r's graph, one per simulated rank (ranks running the
+  // same program share one). With a representative collective engine
+  // (symmetric), only rank 0 runs. Throws InputError for collectives the
+  // platform cannot run, naming the node when the graph has `where`.
+  GraphExecutor(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveEngine& collectives,
+                Endpoints& endpoint, std::vector<const WorkGraph*> graphs, GraphRunOptions options = {});
+  GraphExecutor(const GraphExecutor&) = delete;
+  GraphExecutor& operator=(const GraphExecutor&) = delete;
+
+  void start();
+  bool finished() const { return ranks_done_ == sim_ranks_; }
+  std::vector<std::string> stuck_report() const;
+
+  Rank simulated_ranks() const { return sim_ranks_; }
+  TimePs finish_ps() const { return finish_; }
+  TimePs rank_finish_ps(Rank r) const { return rank(r).last_end; }
+  // Time rank r's compute stream ran a kernel, its CPU ran, and it had at
+  // least one collective or message in flight.
+  TimePs compute_busy_ps(Rank r) const { return rank(r).compute.busy; }
+  TimePs cpu_busy_ps(Rank r) const { return rank(r).cpu.busy; }
+  TimePs comm_busy_ps(Rank r) const { return rank(r).comm_busy; }
+  // Kept ranks: the intervals with communication in flight.
+  const std::vector<BusyInterval>& comm_intervals(Rank r) const { return rank(r).comm_intervals; }
+  // Node timings for the ranks kept (empty for others).
+  const std::vector<NodeTiming>& timings(Rank r) const { return rank(r).timing; }
+  const WorkGraph& graph(Rank r) const { return *rank(r).graph; }
+  // Collectives in the order they were created: (first rank, its node).
+  const std::vector<std::pair<Rank, std::uint32_t>>& collectives_created() const { return created_; }
+  std::size_t messages() const { return transfers_.size(); }
+
+ private:
+  // A resource that runs one node at a time, in the order nodes became ready.
+  struct Stream {
+    std::deque<std::uint32_t> queue;
+    bool running = false;
+    std::uint32_t node = 0;  // the one running
+    TimePs since = 0;
+    TimePs busy = 0;  // total time running
+  };
+  struct RankState {
+    const WorkGraph* graph = nullptr;
+    std::vector<std::int32_t> pending;  // dependencies not done; -1: done
+    std::vector<TimePs> wait_ready;     // per wait: latest end + delay of its communication so far
+    Stream compute, cpu;
+    std::uint32_t parked = WorkGraph::kNone;  // the wait the compute stream is at
+    std::uint32_t armed = WorkGraph::kNone;   // a kResume wait whose wake-up is scheduled
+    TimePs parked_since = 0;
+    std::size_t done = 0;
+    std::unordered_map<std::uint32_t, std::uint32_t> coll_seq;  // dims mask -> collectives issued over it
+    int comm_in_flight = 0;
+    TimePs comm_since = 0;
+    TimePs comm_busy = 0;
+    TimePs last_end = 0;
+    std::vector<BusyInterval> comm_intervals;
+    std::vector<NodeTiming> timing;
+  };
+  struct Coll {
+    CollectiveId id;
+    CollectiveOp op;
+    double bytes;
+    Rank first_rank;
+    std::uint32_t first_node;
+  };
+  struct InFlight {
+    std::uint32_t node;
+    TimePs issued;
+  };
+  struct Transfer {
+    Rank src, dst;
+    std::uint32_t send_node;
+    std::int64_t recv_node = -1;  // matched receive, -1 until then
+    double bytes;
+    bool delivered = false;
+    TimePs sent = 0;
+    TimePs posted = 0;  // the receive
+  };
+  struct Done {
+    Rank rank;
+    std::uint32_t node;
+    TimePs start;
+  };
+
+  RankState& rank(Rank r) { return ranks_[static_cast<std::size_t>(r)]; }
+  const RankState& rank(Rank r) const { return ranks_[static_cast<std::size_t>(r)]; }
+  void ready(Rank r, std::uint32_t node);
+  void complete(const Done& d);
+  void drain();
+  void start_stream(Rank r, Stream& s);
+  void stream_done(Rank r, Stream& s);
+  void wait_dep_done(Rank r, std::uint32_t wait, std::uint32_t parent, TimePs delay);
+  void check_wait(Rank r, std::uint32_t wait);
+  void release_wait(Rank r, std::uint32_t wait);
+  void wake(Rank r);
+  void issue_collective(Rank r, std::uint32_t node);
+  void issue_send(Rank r, std::uint32_t node);
+  void issue_recv(Rank r, std::uint32_t node);
+  void comm_begin(Rank r);
+  void comm_end(Rank r);
+  bool kept(Rank r) const { return r == 0 || r < options_.keep_ranks; }
+  std::string where(Rank r, std::uint32_t node) const;
+  const TransferShape& p2p_shape(Rank src, Rank dst);
+
+  void activity_done(std::uint64_t tag) override;
+  void collective_done(CollectiveId id, Rank rank) override;
+  void transfer_done(std::uint64_t tag) override;
+  void handle_event(std::uint64_t tag) override;
+
+  Simulation& sim_;
+  const Topology& topo_;
+  NetworkBackend& net_;
+  CollectiveEngine& collectives_;
+  Endpoints& endpoint_;
+  GraphRunOptions options_;
+  Rank sim_ranks_;
+  std::vector<RankState> ranks_;
+  std::vector<Done> completed_;  // to complete, in order
+  bool draining_ = false;
+  std::unordered_map<std::uint64_t, Coll> colls_;              // (mask, seq) -> collective
+  std::unordered_map<std::uint64_t, InFlight> coll_node_;      // (collective, rank) -> node
+  std::vector<std::pair<Rank, std::uint32_t>> created_;
+  std::vector<Transfer> transfers_;
+  using MessageKey = std::tuple<Rank, Rank, std::int64_t>;  // source, destination, tag
+  std::map<MessageKey, std::deque<std::uint32_t>> unmatched_sends_;                    // -> transfers not yet received
+  std::map<MessageKey, std::deque<std::pair<std::uint32_t, TimePs>>> waiting_recvs_;  // -> receives posted first
+  std::unordered_map<std::uint64_t, std::unique_ptr<TransferShape>> p2p_shapes_;
+  EndpointLoad load_;
+  std::vector<Rank> members_;
+  long long ranks_done_ = 0;
+  TimePs finish_ = 0;
+};
+
+}  // namespace acesim

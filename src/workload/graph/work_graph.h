@@ -1,0 +1,129 @@
+// The one workload representation: per rank, a dependency graph of compute,
+// CPU, collective, send/receive and wait nodes (docs/workloads.md). Chakra
+// traces map onto it node for node; built-in models and ASTRA-sim tables
+// are lowered into it (training_lowering.h). GraphExecutor runs it.
+//
+// An edge says "the child may not start before the parent is done". Edges
+// into a wait node also carry a delay: the wait is over no earlier than the
+// parent's end plus that delay (an optimizer update after a gradient
+// collective, say).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collective/types.h"
+#include "endpoint/endpoint.h"
+#include "engine/time.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+enum class NodeKind : std::uint8_t {
+  kCompute,     // a kernel on the rank's compute stream (through the NPU model)
+  kCpu,         // a delay on the rank's CPU
+  kCollective,  // handed to the collective engine when ready
+  kSend,        // a point-to-point message to a peer
+  kRecv,        // done when the matching message has arrived
+  kWait,        // a point on the compute stream where it waits for communication
+  kNop,         // takes no time (Chakra metadata, a collective with nothing to move)
+};
+
+// When a wait node lets the compute stream go on (GraphExecutor has the
+// details). Every rule: the stream stops at the wait until all its
+// communication is done and the latest end-plus-delay has passed.
+enum class WaitRule : std::uint8_t {
+  kGate,    // waking up is scheduled when the last communication is done
+  kResume,  // a blocking collective: the stream sleeps until end + delay, and
+            // any earlier wake-up of the stream (a gate just after it) ends the sleep
+  kEnd,     // the rank's last node: wakes at the last communication's end + its delay, then checks again
+};
+
+struct CollectiveSpec {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  double bytes = 0.0;     // nccl-tests convention
+  std::vector<int> dims;  // empty: all
+  std::string name;
+};
+
+struct MessageSpec {
+  Rank peer = 0;  // destination of a send, source of a receive
+  std::int64_t tag = 0;
+  double bytes = 0.0;
+};
+
+struct GraphNode {
+  NodeKind kind = NodeKind::kNop;
+  WaitRule rule = WaitRule::kGate;
+  std::uint32_t payload = 0;  // index of its kernel, collective or message; a wait's own index
+  std::uint32_t after = 0;    // a wait: the compute-stream node it follows
+};
+
+struct GraphDep {
+  std::uint32_t node;
+  TimePs delay = 0;  // only into wait nodes
+};
+
+class WorkGraph {
+ public:
+  static constexpr std::uint32_t kNone = ~0u;
+
+  // ---- building; finish() before running. Deps may name nodes added later
+  // (the graph must have no cycle); a wait's, earlier ones. ----
+  std::uint32_t add_kernel(const Kernel& k);  // payloads, shareable by many nodes
+  std::uint32_t add_collective(CollectiveSpec c);
+  std::uint32_t add_message(const MessageSpec& m);
+  // kCompute / kCpu: payload is a kernel; kCollective a collective; kSend /
+  // kRecv a message; kNop none. Deps carry no delay.
+  std::uint32_t add_node(NodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps);
+  // A wait after compute-stream node `after`, on communication nodes `comm`.
+  std::uint32_t add_wait(WaitRule rule, std::uint32_t after, std::span<const GraphDep> comm);
+  void finish();
+
+  // ---- reading ----
+  std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }
+  const GraphNode& node(std::uint32_t i) const { return nodes_[i]; }
+  const Kernel& kernel(std::uint32_t payload) const { return kernels_[payload]; }
+  const CollectiveSpec& collective(std::uint32_t payload) const { return collectives_[payload]; }
+  const MessageSpec& message(std::uint32_t payload) const { return messages_[payload]; }
+  std::uint32_t waits() const { return waits_; }
+  const std::vector<std::int32_t>& indegree() const { return indegree_; }
+  std::uint32_t child_begin(std::uint32_t i) const { return child_begin_[i]; }
+  std::uint32_t child_end(std::uint32_t i) const { return child_begin_[i + 1]; }
+  std::uint32_t child(std::uint32_t e) const { return children_[e]; }
+  TimePs child_delay(std::uint32_t e) const { return child_delay_[e]; }
+  std::size_t memory_bytes() const;
+
+  // Where the graph came from, for messages ("x.0.et", a workload's name).
+  std::string source;
+  // Optional: "x.0.et: node 7 (name)" for errors about node i.
+  std::function<std::string(std::uint32_t)> where;
+  // Optional: what node i (ready, not done) waits for, for stuck reports;
+  // "" leaves it out.
+  std::function<std::string(std::uint32_t)> pending_text;
+
+ private:
+  std::vector<GraphNode> nodes_;
+  std::vector<Kernel> kernels_;
+  std::vector<CollectiveSpec> collectives_;
+  std::vector<MessageSpec> messages_;
+  std::uint32_t waits_ = 0;
+  // While building: each node's parents.
+  std::vector<std::uint32_t> dep_begin_{0};
+  std::vector<GraphDep> deps_;
+  // After finish(): children in CSR form, in order of child, then of the child's deps.
+  std::vector<std::int32_t> indegree_;
+  std::vector<std::uint32_t> child_begin_;
+  std::vector<std::uint32_t> children_;
+  std::vector<TimePs> child_delay_;
+};
+
+bool is_communication(NodeKind k);
+
+// Bitmask of a collective's dimensions (empty: all of the topology's).
+std::uint32_t dims_mask(const std::vector<int>& dims, const Topology& topo);
+
+}  // namespace acesim
