@@ -3,8 +3,8 @@
 // make (ASTRA-sim input semantics, which executors to compare, sizes,
 // dimensions and stragglers as users write them), so the CLI, the tests and
 // a Python module get the same answers from the same code. The reports are
-// the drivers' own (report/collective_sweep.h, workload/training_run.h,
-// workload/chakra_run.h); formatting them is report/'s job.
+// the drivers' own (report/collective_sweep.h, driver/training_run.h,
+// driver/chakra_run.h); formatting them is report/'s job.
 //
 // Every function throws InputError for bad input (one line naming the flag
 // or file and the problem) and SimulationStuck when a run cannot finish.
@@ -25,7 +25,7 @@ namespace acesim::api {
 // Where the platform comes from and what the request changes in it. Strings
 // are as a user types them; empty means "as the platform says".
 struct PlatformRequest {
-  std::string file;           // acesim platform YAML; none: the built-in default
+  std::string file;           // acesim platform YAML or a preset's name; none: the built-in default
   std::string astra_network;  // or ASTRA-sim 2.0 analytical inputs, as a pair
   std::string astra_system;
   std::string backend;

@@ -1,7 +1,12 @@
 #include "api/catalogue.h"
 
 #include "algorithm/algorithm.h"
+#include "config/presets.h"
+#include "endpoint/executor_registry.h"
 #include "network/network.h"
+#include "topology/topology_kinds.h"
+#include "workload/formats/format_registry.h"
+#include "workload/models/model_registry.h"
 
 namespace acesim::api {
 namespace {
@@ -20,6 +25,13 @@ std::vector<CatalogueFamily> catalogue() {
   families.push_back({"algorithms", "Collective algorithms", "`collectives.<op>.algorithm` of a platform YAML; ASTRA-sim system files' `*-implementation`",
                       entries_of(algorithm_registry())});
   families.push_back({"backends", "Network backends", "`network.backend` of a platform YAML; `--backend`", entries_of(backend_registry())});
+  families.push_back({"topologies", "Topology dimension kinds", "`topology[].kind` of a platform YAML; ASTRA-sim network files' `topology`",
+                      entries_of(topology_kind_registry())});
+  families.push_back({"executors", "Communication executors", "`communication.executor` of a platform YAML; `--executor`, `--compare`",
+                      entries_of(executor_registry())});
+  families.push_back({"models", "Built-in models", "`workload.model` of a platform YAML; `--model`", entries_of(model_registry())});
+  families.push_back({"formats", "Workload formats", "`acesim run --workload FILE` (astra-sim-1.0), `--chakra PREFIX` (chakra)", entries_of(workload_format_registry())});
+  families.push_back({"presets", "Platform presets", "`--platform NAME`", entries_of(preset_registry())});
   return families;
 }
 

@@ -1,10 +1,12 @@
 // Platforms and values as users give them (api/api.h).
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "api/api.h"
 #include "config/input_error.h"
 #include "config/limits.h"
+#include "config/presets.h"
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
 
@@ -78,7 +80,14 @@ PlatformConfig read_platform(const PlatformRequest& o) {
     throw InputError(o.astra_network.empty() ? "--system needs --network (ASTRA-sim inputs come as a pair)"
                                              : "--network needs --system (ASTRA-sim inputs come as a pair)");
   }
-  if (!o.file.empty()) return load_platform_file(o.file);
+  if (!o.file.empty()) {
+    // A file that exists wins; otherwise a preset of that name.
+    std::error_code ec;
+    if (!std::filesystem::exists(o.file, ec)) {
+      if (const PlatformPreset* preset = preset_registry().find(o.file)) return load_preset(*preset);
+    }
+    return load_platform_file(o.file);
+  }
   if (!o.astra_network.empty()) return load_astra_platform(o.astra_network, o.astra_system);
   return default_platform();
 }

@@ -1,5 +1,6 @@
 #include "cli/platform_options.h"
 
+#include "config/presets.h"
 #include "endpoint/executor_registry.h"
 
 namespace acesim::cli {
@@ -11,7 +12,7 @@ const CLI::Validator& non_empty() {
 }
 
 void add_platform_options(CLI::App* app, PlatformOptions& o) {
-  app->add_option("--platform", o.platform, "acesim platform YAML (default: built-in presets/default.yaml)")
+  app->add_option("--platform", o.platform, "acesim platform YAML, or a preset: " + preset_registry().choices() + " (default: default)")
       ->check(non_empty());
   app->add_option("--network", o.network, "ASTRA-sim 2.0 analytical network YAML")->check(non_empty());
   app->add_option("--system", o.system, "ASTRA-sim 2.0 system JSON")->check(non_empty());

@@ -1,10 +1,11 @@
 #include "collective/plan.h"
 
+#include "topology/topology_kinds.h"
 
 namespace acesim {
 
 Algorithm default_algorithm(DimKind kind) {
-  return algorithm(kind == DimKind::kRing ? "ring" : "direct");
+  return algorithm(topology_kind_registry().get(kind.name()).default_algorithm);
 }
 
 CollectiveConfig default_collective_config(const Topology& topo) {

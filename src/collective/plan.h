@@ -35,8 +35,8 @@ struct CollectiveConfig {
   const OpConfig& op(CollectiveOp o) const { return ops[static_cast<int>(o)]; }
 };
 
-// Default algorithm on a dimension kind: ring on rings, direct on
-// fully-connected groups and switches (documented in docs/model.md).
+// Default algorithm on a dimension kind: what its registry entry names
+// (ring on rings, direct on fully-connected groups and switches; docs/model.md).
 Algorithm default_algorithm(DimKind kind);
 CollectiveConfig default_collective_config(const Topology& topo);
 

@@ -40,19 +40,19 @@ class TrainingRecorder final : public GraphObserver {
     const bool traced = r < trace_ranks_;
     const PassKind pass = s.pass == TrainingStep::kRecompute ? PassKind::kForward : static_cast<PassKind>(s.pass);
     switch (g_.graph.node(node).kind) {
-      case NodeKind::kCompute:
+      case WorkNodeKind::kCompute:
         if (r == 0) iteration_compute_[static_cast<std::size_t>(s.iteration)] += end - start;
         mark(s.iteration, end);
         if (r == 0 && counted) layer(s.layer).compute_ps[s.pass] += end - start;
         if (traced) spans_.push_back({r, s.iteration, s.layer, pass, Span::kCompute, start, end});
         return;
-      case NodeKind::kCollective:
+      case WorkNodeKind::kCollective:
         if (r == 0 && counted && s.pass != TrainingStep::kRecompute) layer(s.layer).comm_ps[s.pass] += end - start;
         if (traced) spans_.push_back({r, s.iteration, s.layer, pass, Span::kCollective, start, end});
         // An iteration ends once its collectives' updates are done too.
         mark(s.iteration, end + w_.layers[static_cast<std::size_t>(s.layer)].update_ps);
         return;
-      case NodeKind::kWait:
+      case WorkNodeKind::kWait:
         if (end <= start || s.layer < 0) return;
         if (r == 0 && counted) layer(s.layer).wait_ps += end - start;
         if (traced) spans_.push_back({r, s.iteration, s.layer, pass, Span::kWait, start, end});

@@ -21,6 +21,9 @@ struct TopologyKindEntry : RegistryEntryBase {
   // ASTRA-sim's spelling in its network files ("FullyConnected"); empty
   // when ASTRA-sim has no such kind (its inputs may not name it).
   std::string astra_name;
+  // The collective algorithm a dimension of this kind runs unless the
+  // platform says otherwise (a name of algorithm_registry(); docs/model.md).
+  std::string default_algorithm = "direct";
   // The fabric of one dimension of this kind. The spec is checked already
   // (npus >= 1, bandwidth > 0, latency >= 0); throw std::invalid_argument
   // for what this kind cannot build.

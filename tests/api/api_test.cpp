@@ -4,6 +4,7 @@
 #include "api/api.h"
 #include "config/input_error.h"
 #include "test_data.h"
+#include "test_paths.h"
 
 namespace acesim {
 namespace {
@@ -41,6 +42,22 @@ TEST(Api, NothingGivenComparesSmAndAceOnTheDefault) {
   EXPECT_EQ(run.reports[0].executor, "sm");
   EXPECT_EQ(run.reports[1].executor, "ace");
   EXPECT_EQ(run.reports[0].workload, run.reports[1].workload);
+}
+
+TEST(Api, APresetByName) {
+  api::PlatformRequest r;
+  r.file = "hgx-h200";
+  const PlatformConfig byname = api::load_platform(r);
+  const PlatformConfig file = load_platform_file(test::source_dir() + "/presets/hgx-h200.yaml");
+  EXPECT_EQ(byname.source, "presets/hgx-h200.yaml");
+  ASSERT_EQ(byname.dims.size(), file.dims.size());
+  for (std::size_t d = 0; d < file.dims.size(); ++d) {
+    EXPECT_EQ(byname.dims[d].npus, file.dims[d].npus);
+    EXPECT_EQ(byname.dims[d].bandwidth_GBps, file.dims[d].bandwidth_GBps);
+  }
+  EXPECT_EQ(byname.npu.hbm_GBps, file.npu.hbm_GBps);
+  r.file = "hgx-h2000";
+  EXPECT_THROW(api::load_platform(r), InputError);  // neither a file nor a preset
 }
 
 TEST(Api, RefusesBadValuesNamingTheFlag) {

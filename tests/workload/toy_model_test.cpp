@@ -58,7 +58,7 @@ TEST(ToyModel, RegisteredModelRunsEndToEnd) {
   // Iteration 1: fwd L0 [80,90]; fwd L1 waits for the AR: [110,130] (20 us
   //   exposed); wg L1 [130,150] -> AR [150,210]; ig L1 [150,170]; wg L0 [170,180].
   PlatformConfig p = test::platform({test::dim(DimKind::kRing, 4, 100, 0)});
-  p.npu.executor = ExecutorKind::kIdeal;
+  p.npu.executor = "ideal";
   p.npu.fixed_kernel_times = true;
   ModelOptions opt;
   opt.iterations = 2;

@@ -32,7 +32,7 @@ Workload two_layers() {
   return w;
 }
 
-int count(const WorkGraph& g, NodeKind k) {
+int count(const WorkGraph& g, WorkNodeKind k) {
   int n = 0;
   for (std::uint32_t i = 0; i < g.size(); ++i) n += g.node(i).kind == k ? 1 : 0;
   return n;
@@ -43,15 +43,15 @@ TEST(TrainingLowering, GradientsGateTheNextForwardAndTheEnd) {
   const WorkGraph& g = t.graph;
   ASSERT_EQ(t.steps.size(), g.size());
   // Per iteration: 2 forwards, 2 weight gradients, 1 input gradient (not layer 0's).
-  EXPECT_EQ(count(g, NodeKind::kCompute), 10);
-  EXPECT_EQ(count(g, NodeKind::kCollective), 2);
-  EXPECT_EQ(count(g, NodeKind::kNop), 1);  // the start
+  EXPECT_EQ(count(g, WorkNodeKind::kCompute), 10);
+  EXPECT_EQ(count(g, WorkNodeKind::kCollective), 2);
+  EXPECT_EQ(count(g, WorkNodeKind::kNop), 1);  // the start
   // Iteration 1's forward of L1 waits for iteration 0's all-reduce plus the
   // update; the end waits for iteration 1's.
-  ASSERT_EQ(count(g, NodeKind::kWait), 2);
+  ASSERT_EQ(count(g, WorkNodeKind::kWait), 2);
   std::vector<std::uint32_t> waits;
   for (std::uint32_t i = 0; i < g.size(); ++i) {
-    if (g.node(i).kind == NodeKind::kWait) waits.push_back(i);
+    if (g.node(i).kind == WorkNodeKind::kWait) waits.push_back(i);
   }
   EXPECT_EQ(g.node(waits[0]).rule, WaitRule::kGate);
   EXPECT_EQ(t.steps[waits[0]].iteration, 1);
@@ -61,7 +61,7 @@ TEST(TrainingLowering, GradientsGateTheNextForwardAndTheEnd) {
   EXPECT_EQ(g.indegree()[waits[0]], 2);  // the stream and the all-reduce
   // The all-reduce's edge into the gate carries the update time.
   for (std::uint32_t i = 0; i < g.size(); ++i) {
-    if (g.node(i).kind != NodeKind::kCollective) continue;
+    if (g.node(i).kind != WorkNodeKind::kCollective) continue;
     ASSERT_EQ(g.child_end(i) - g.child_begin(i), 1u);
     EXPECT_EQ(g.child_delay(g.child_begin(i)), 7);
   }
@@ -74,15 +74,15 @@ TEST(TrainingLowering, BlockingCollectivesHoldTheStream) {
   const TrainingGraph t = lower_training(w, runs);
   int resume = 0;
   for (std::uint32_t i = 0; i < t.graph.size(); ++i) {
-    if (t.graph.node(i).kind == NodeKind::kWait && t.graph.node(i).rule == WaitRule::kResume) ++resume;
+    if (t.graph.node(i).kind == WorkNodeKind::kWait && t.graph.node(i).rule == WaitRule::kResume) ++resume;
   }
   EXPECT_EQ(resume, 2);  // one per iteration
 }
 
 TEST(TrainingLowering, KernelsWithoutWorkAreLeftOut) {
   const TrainingGraph t = lower_training(two_layers(), [](const Kernel&) { return false; });
-  EXPECT_EQ(count(t.graph, NodeKind::kCompute), 0);
-  EXPECT_EQ(count(t.graph, NodeKind::kCollective), 2);
+  EXPECT_EQ(count(t.graph, WorkNodeKind::kCompute), 0);
+  EXPECT_EQ(count(t.graph, WorkNodeKind::kCollective), 2);
 }
 
 TEST(TrainingLowering, RefusesWhatTheLoopCannotRun) {

@@ -43,6 +43,7 @@ class RingFabric final : public DimensionFabric {
 void register_ring_kind(TopologyKindRegistry& registry) {
   TopologyKindEntry e;
   e.name = "ring";
+  e.default_algorithm = "ring";
   e.aliases = {"Ring"};
   e.astra_name = "Ring";
   e.help = "each NPU links to its two neighbours; routes take the shorter way round";

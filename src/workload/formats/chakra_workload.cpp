@@ -221,13 +221,13 @@ WorkGraph chakra_graph(const chakra::Trace& t, const Topology& topo, const Chakr
     for (const auto* list : {&node.data_deps, &node.ctrl_deps}) {
       for (std::uint64_t d : *list) deps.push_back(index.at(d));
     }
-    NodeKind kind = NodeKind::kNop;
+    WorkNodeKind kind = WorkNodeKind::kNop;
     std::uint32_t payload = 0;
     if (on_compute_stream(node)) {
-      kind = NodeKind::kCompute;
+      kind = WorkNodeKind::kCompute;
       payload = g.add_kernel(kernel_of(node, b.roofline));
     } else if (node.type == NodeType::kComp) {
-      kind = NodeKind::kCpu;
+      kind = WorkNodeKind::kCpu;
       payload = g.add_kernel(Kernel{0.0, 0.0, static_cast<TimePs>(node.duration_micros) * kPsPerUs});
     } else if (node.type == NodeType::kCommColl) {
       CollectiveSpec c;
@@ -238,15 +238,15 @@ WorkGraph chakra_graph(const chakra::Trace& t, const Topology& topo, const Chakr
       long long group = 1;
       for (int d : c.dims) group *= topo.dim(d).npus;
       if (group > 1 && c.bytes > 0.0) {  // else nothing to move: a no-op
-        kind = NodeKind::kCollective;
+        kind = WorkNodeKind::kCollective;
         payload = g.add_collective(std::move(c));
       }
     } else if (node.type == NodeType::kCommSend) {
-      kind = NodeKind::kSend;
+      kind = WorkNodeKind::kSend;
       payload = g.add_message({static_cast<Rank>(*node.comm_dst), node.comm_tag.value_or(0),
                                static_cast<double>(node.comm_size.value_or(0))});
     } else if (node.type == NodeType::kCommRecv) {
-      kind = NodeKind::kRecv;
+      kind = WorkNodeKind::kRecv;
       payload = g.add_message({static_cast<Rank>(*node.comm_src), node.comm_tag.value_or(0),
                                static_cast<double>(node.comm_size.value_or(0))});
     }

@@ -65,19 +65,19 @@ void GraphExecutor::ready(Rank r, std::uint32_t node) {
   RankState& rs = rank(r);
   if (kept(r)) rs.timing[node].ready = sim_.now();
   switch (rs.graph->node(node).kind) {
-    case NodeKind::kCompute:
+    case WorkNodeKind::kCompute:
       rs.compute.queue.push_back(node);
       start_stream(r, rs.compute);
       return;
-    case NodeKind::kCpu:
+    case WorkNodeKind::kCpu:
       rs.cpu.queue.push_back(node);
       start_stream(r, rs.cpu);
       return;
-    case NodeKind::kCollective: issue_collective(r, node); return;
-    case NodeKind::kSend: issue_send(r, node); return;
-    case NodeKind::kRecv: issue_recv(r, node); return;
-    case NodeKind::kWait:  // reached through wait_dep_done only
-    case NodeKind::kNop: break;
+    case WorkNodeKind::kCollective: issue_collective(r, node); return;
+    case WorkNodeKind::kSend: issue_send(r, node); return;
+    case WorkNodeKind::kRecv: issue_recv(r, node); return;
+    case WorkNodeKind::kWait:  // reached through wait_dep_done only
+    case WorkNodeKind::kNop: break;
   }
   if (kept(r)) rs.timing[node].start = sim_.now();
   completed_.push_back({r, node, sim_.now()});
@@ -316,7 +316,7 @@ void GraphExecutor::complete(const Done& d) {
   const bool waits = g.waits() > 0;  // Chakra graphs have none: skip the lookup
   for (std::uint32_t e = g.child_begin(d.node); e < g.child_end(d.node); ++e) {
     const std::uint32_t child = g.child(e);
-    if (waits && g.node(child).kind == NodeKind::kWait) {
+    if (waits && g.node(child).kind == WorkNodeKind::kWait) {
       wait_dep_done(d.rank, child, d.node, g.child_delay(e));
     } else if (--rs.pending[child] == 0) {
       ready(d.rank, child);
@@ -379,7 +379,7 @@ std::vector<std::string> GraphExecutor::stuck_report() const {
     int shown = 0;
     for (std::uint32_t i = 0; i < g.size() && shown < 4; ++i) {
       if (rs.pending[i] != 0 || !is_communication(g.node(i).kind)) continue;  // done, waits on another node, or not communication
-      const std::string text = g.pending_text ? g.pending_text(i) : fmt::format("node {} ({})", i, g.node(i).kind == NodeKind::kCollective ? g.collective(g.node(i).payload).name : "message");
+      const std::string text = g.pending_text ? g.pending_text(i) : fmt::format("node {} ({})", i, g.node(i).kind == WorkNodeKind::kCollective ? g.collective(g.node(i).payload).name : "message");
       if (text.empty()) continue;
       waiting += " " + text + ";";
       ++shown;

@@ -49,7 +49,7 @@ class Lowering {
       }
     }
     out_.graph.source = w.name;
-    stream_ = add(NodeKind::kNop, 0, {}, {});
+    stream_ = add(WorkNodeKind::kNop, 0, {}, {});
   }
 
   TrainingGraph run() {
@@ -67,7 +67,7 @@ class Lowering {
   }
 
  private:
-  std::uint32_t add(NodeKind kind, std::uint32_t payload, std::vector<std::uint32_t> deps, TrainingStep step) {
+  std::uint32_t add(WorkNodeKind kind, std::uint32_t payload, std::vector<std::uint32_t> deps, TrainingStep step) {
     const std::uint32_t n = out_.graph.add_node(kind, payload, deps);
     out_.steps.push_back(step);
     return n;
@@ -81,7 +81,7 @@ class Lowering {
     const Kernel& k = pass == PassKind::kForward ? l.forward.compute : pass == PassKind::kInputGrad ? l.input_grad.compute : l.weight_grad.compute;
     if (!runs_(k)) return;
     const auto p = static_cast<std::uint8_t>(pass);
-    stream_ = add(NodeKind::kCompute, kernel_[layer][p], {stream_}, {it, layer, p});
+    stream_ = add(WorkNodeKind::kCompute, kernel_[layer][p], {stream_}, {it, layer, p});
   }
   TimePs update(int layer) const { return w_.layers[static_cast<std::size_t>(layer)].update_ps; }
   // Issues layer `layer`'s collective of `kind`; returns it when it blocks
@@ -94,7 +94,7 @@ class Lowering {
     if (pass == PassKind::kWeightGrad && !spec.blocking) gates = layer;
     if (kind == static_cast<int>(PassKind::kForward) && spec.wait_before_forward_layer >= 0) gates = spec.wait_before_forward_layer;
     if (pass == PassKind::kInputGrad && spec.issue_after_backward_layer >= 0) gates = layer;
-    const std::uint32_t c = add(NodeKind::kCollective, coll_[layer][kind], {stream_}, {it, layer, static_cast<std::uint8_t>(kind)});
+    const std::uint32_t c = add(WorkNodeKind::kCollective, coll_[layer][kind], {stream_}, {it, layer, static_cast<std::uint8_t>(kind)});
     if (gates < 0) return c;
     gate_deps_[static_cast<std::size_t>(gates)].push_back({c, update(layer)});
     return std::nullopt;

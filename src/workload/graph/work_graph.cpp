@@ -5,7 +5,7 @@
 
 namespace acesim {
 
-bool is_communication(NodeKind k) { return k == NodeKind::kCollective || k == NodeKind::kSend || k == NodeKind::kRecv; }
+bool is_communication(WorkNodeKind k) { return k == WorkNodeKind::kCollective || k == WorkNodeKind::kSend || k == WorkNodeKind::kRecv; }
 
 std::uint32_t dims_mask(const std::vector<int>& dims, const Topology& topo) {
   std::uint32_t mask = 0;
@@ -31,8 +31,8 @@ std::uint32_t WorkGraph::add_message(const MessageSpec& m) {
   return static_cast<std::uint32_t>(messages_.size() - 1);
 }
 
-std::uint32_t WorkGraph::add_node(NodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps) {
-  if (kind == NodeKind::kWait) throw std::logic_error("work graph: add waits with add_wait");
+std::uint32_t WorkGraph::add_node(WorkNodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps) {
+  if (kind == WorkNodeKind::kWait) throw std::logic_error("work graph: add waits with add_wait");
   const auto id = static_cast<std::uint32_t>(nodes_.size());
   for (std::uint32_t d : deps) deps_.push_back({d, 0});
   nodes_.push_back({kind, WaitRule::kGate, payload, kNone});
@@ -52,7 +52,7 @@ std::uint32_t WorkGraph::add_wait(WaitRule rule, std::uint32_t after, std::span<
     }
     deps_.push_back(d);
   }
-  nodes_.push_back({NodeKind::kWait, rule, waits_++, after});
+  nodes_.push_back({WorkNodeKind::kWait, rule, waits_++, after});
   dep_begin_.push_back(static_cast<std::uint32_t>(deps_.size()));
   return id;
 }

@@ -22,7 +22,7 @@
 
 namespace acesim {
 
-enum class NodeKind : std::uint8_t {
+enum class WorkNodeKind : std::uint8_t {
   kCompute,     // a kernel on the rank's compute stream (through the NPU model)
   kCpu,         // a delay on the rank's CPU
   kCollective,  // handed to the collective engine when ready
@@ -56,7 +56,7 @@ struct MessageSpec {
 };
 
 struct GraphNode {
-  NodeKind kind = NodeKind::kNop;
+  WorkNodeKind kind = WorkNodeKind::kNop;
   WaitRule rule = WaitRule::kGate;
   std::uint32_t payload = 0;  // index of its kernel, collective or message; a wait's own index
   std::uint32_t after = 0;    // a wait: the compute-stream node it follows
@@ -78,7 +78,7 @@ class WorkGraph {
   std::uint32_t add_message(const MessageSpec& m);
   // kCompute / kCpu: payload is a kernel; kCollective a collective; kSend /
   // kRecv a message; kNop none. Deps carry no delay.
-  std::uint32_t add_node(NodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps);
+  std::uint32_t add_node(WorkNodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps);
   // A wait after compute-stream node `after`, on communication nodes `comm`.
   std::uint32_t add_wait(WaitRule rule, std::uint32_t after, std::span<const GraphDep> comm);
   void finish();
@@ -121,7 +121,7 @@ class WorkGraph {
   std::vector<TimePs> child_delay_;
 };
 
-bool is_communication(NodeKind k);
+bool is_communication(WorkNodeKind k);
 
 // Bitmask of a collective's dimensions (empty: all of the topology's).
 std::uint32_t dims_mask(const std::vector<int>& dims, const Topology& topo);

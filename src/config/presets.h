@@ -1,0 +1,26 @@
+// Platform presets: platforms shipped inside the binary, chosen by name
+// (`--platform NAME`). Each is a YAML file under presets/ (embedded at build
+// time from the same file users can read and copy) and one registry entry.
+#pragma once
+
+#include <string>
+
+#include "config/platform.h"
+#include "registry/registry.h"
+
+namespace acesim {
+
+struct PlatformPreset : RegistryEntryBase {
+  std::string file;  // its path in the source tree, e.g. "presets/hgx-h200.yaml"
+};
+
+using PresetRegistry = Registry<PlatformPreset>;
+// The registry, with the built-in presets registered on first use.
+PresetRegistry& preset_registry();
+// The built-ins, one line each (config/presets.cpp).
+void register_builtin_presets(PresetRegistry& registry);
+
+// The preset's platform; its source is the preset's file.
+PlatformConfig load_preset(const PlatformPreset& preset);
+
+}  // namespace acesim
