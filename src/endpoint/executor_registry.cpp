@@ -2,6 +2,10 @@
 
 namespace acesim {
 
+void register_ideal_executor(ExecutorRegistry& registry);
+void register_sm_executor(ExecutorRegistry& registry);
+void register_ace_executor(ExecutorRegistry& registry);
+
 void register_builtin_executors(ExecutorRegistry& registry) {
   register_ideal_executor(registry);
   register_sm_executor(registry);
@@ -9,10 +13,7 @@ void register_builtin_executors(ExecutorRegistry& registry) {
 }
 
 ExecutorRegistry& executor_registry() {
-  // Built on first use, thread-safely: runs on several threads look names up.
-  static ExecutorRegistry registry("executor");
-  static const bool filled = (register_builtin_executors(registry), true);
-  (void)filled;
+  static ExecutorRegistry registry("executor", register_builtin_executors);
   return registry;
 }
 

@@ -31,8 +31,5 @@ std::string describe_executor(const NpuConfig& npu);
 
 // One line per executor, in the order names are listed.
 void register_builtin_executors(ExecutorRegistry& registry);
-void register_ideal_executor(ExecutorRegistry& registry);
-void register_sm_executor(ExecutorRegistry& registry);
-void register_ace_executor(ExecutorRegistry& registry);
 
 }  // namespace acesim

@@ -2,6 +2,11 @@
 
 namespace acesim {
 
+// The built-in kinds, one file each under kinds/.
+void register_ring_kind(TopologyKindRegistry& registry);
+void register_fully_connected_kind(TopologyKindRegistry& registry);
+void register_switch_kind(TopologyKindRegistry& registry);
+
 void register_builtin_topology_kinds(TopologyKindRegistry& registry) {
   register_ring_kind(registry);
   register_fully_connected_kind(registry);
@@ -9,13 +14,8 @@ void register_builtin_topology_kinds(TopologyKindRegistry& registry) {
 }
 
 TopologyKindRegistry& topology_kind_registry() {
-  // Built once, thread-safely, on first use (a function-local static).
-  struct Filled {
-    TopologyKindRegistry registry{"topology kind"};
-    Filled() { register_builtin_topology_kinds(registry); }
-  };
-  static Filled filled;
-  return filled.registry;
+  static TopologyKindRegistry registry("topology kind", register_builtin_topology_kinds);
+  return registry;
 }
 
 std::vector<std::string> astra_topology_names() {

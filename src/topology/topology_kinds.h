@@ -36,11 +36,6 @@ using TopologyKindRegistry = Registry<TopologyKindEntry>;
 TopologyKindRegistry& topology_kind_registry();
 void register_builtin_topology_kinds(TopologyKindRegistry& registry);
 
-// The built-in kinds, one file each under kinds/.
-void register_ring_kind(TopologyKindRegistry& registry);
-void register_fully_connected_kind(TopologyKindRegistry& registry);
-void register_switch_kind(TopologyKindRegistry& registry);
-
 // ASTRA-sim's spellings of the kinds it knows, in registration order.
 std::vector<std::string> astra_topology_names();
 

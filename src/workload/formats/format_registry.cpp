@@ -2,18 +2,17 @@
 
 namespace acesim {
 
+void register_astra_text_format(WorkloadFormatRegistry& registry);  // formats/astra_workload.cpp
+void register_chakra_format(WorkloadFormatRegistry& registry);      // formats/chakra_workload.cpp
+
 void register_builtin_workload_formats(WorkloadFormatRegistry& registry) {
   register_astra_text_format(registry);
   register_chakra_format(registry);
 }
 
 WorkloadFormatRegistry& workload_format_registry() {
-  static WorkloadFormatRegistry* registry = [] {
-    auto* r = new WorkloadFormatRegistry("workload format");
-    register_builtin_workload_formats(*r);
-    return r;
-  }();
-  return *registry;
+  static WorkloadFormatRegistry registry("workload format", register_builtin_workload_formats);
+  return registry;
 }
 
 }  // namespace acesim

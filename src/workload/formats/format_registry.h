@@ -25,7 +25,5 @@ using WorkloadFormatRegistry = Registry<WorkloadFormatEntry>;
 WorkloadFormatRegistry& workload_format_registry();
 void register_builtin_workload_formats(WorkloadFormatRegistry& registry);
 
-void register_astra_text_format(WorkloadFormatRegistry& registry);  // formats/astra_workload.cpp
-void register_chakra_format(WorkloadFormatRegistry& registry);      // formats/chakra_workload.cpp
 
 }  // namespace acesim

@@ -4,6 +4,13 @@
 
 namespace acesim {
 
+namespace models {
+void register_resnet50(ModelRegistry& registry);
+void register_gnmt(ModelRegistry& registry);
+void register_dlrm(ModelRegistry& registry);
+void register_gpt(ModelRegistry& registry);
+}  // namespace models
+
 void register_builtin_models(ModelRegistry& registry) {
   models::register_resnet50(registry);
   models::register_gnmt(registry);
@@ -12,12 +19,8 @@ void register_builtin_models(ModelRegistry& registry) {
 }
 
 ModelRegistry& model_registry() {
-  static ModelRegistry* registry = [] {
-    auto* r = new ModelRegistry("model");
-    register_builtin_models(*r);
-    return r;
-  }();
-  return *registry;
+  static ModelRegistry registry("model", register_builtin_models);
+  return registry;
 }
 
 const ModelEntry* find_model(const std::string& name) {

@@ -26,11 +26,5 @@ void register_builtin_models(ModelRegistry& registry);
 // case or punctuation folding), or nullptr.
 const ModelEntry* find_model(const std::string& name);
 
-namespace models {
-void register_resnet50(ModelRegistry& registry);
-void register_gnmt(ModelRegistry& registry);
-void register_dlrm(ModelRegistry& registry);
-void register_gpt(ModelRegistry& registry);
-}  // namespace models
 
 }  // namespace acesim
