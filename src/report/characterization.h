@@ -1,9 +1,5 @@
-// The ACE paper's characterization of the endpoint, as studies one command
-// runs (acesim characterize; docs/characterization.md):
-//   units    achieved collective bandwidth vs compute units given to communication
-//   hbm      achieved collective bandwidth vs available HBM bandwidth
-//   overlap  slowdown of a compute kernel while a collective overlaps it
-//   traffic  HBM bytes per network byte, sm vs ace, for every operation
+// The characterization studies' report: table and JSON of what
+// driver/characterization.h ran (acesim characterize; docs/characterization.md).
 #pragma once
 
 #include <cstdint>
@@ -12,44 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "endpoint/endpoint.h"
+#include "driver/characterization.h"
 #include "report/collective_sweep.h"
 
 namespace acesim {
 
-// A GEMM C[M,N] = A[M,K] B[K,N]: 2MNK FLOPs; A, B read and C written once.
-Kernel gemm_kernel(double m, double n, double k, double bytes_per_element = 2.0);
-
-struct OverlapResult {
-  TimePs kernel_alone_ps = 0;
-  TimePs kernel_overlapped_ps = 0;
-  TimePs collective_alone_ps = 0;
-  TimePs collective_overlapped_ps = 0;
-  double kernel_slowdown() const;      // overlapped / alone - 1
-  double collective_slowdown() const;
-};
-
-// Every NPU starts `kernel` and the collective at time 0 (SPMD).
-OverlapResult run_overlap(const PlatformConfig& platform, const Kernel& kernel, const CollectiveRequestSpec& req,
-                          std::uint64_t bytes);
-
-struct StudyRow {
-  std::string config;  // e.g. "sm units=8", "ace", "ideal"
-  double x = 0.0;      // the swept value (units, HBM GB/s), 0 where none
-  CollectiveResult result;
-  OverlapResult overlap;  // overlap study only
-};
-
-struct Study {
-  std::string name;
-  std::string x_label;
-  std::vector<StudyRow> rows;
-};
-
-std::vector<std::string> study_names();
-// Throws InputError for an unknown study name.
-Study run_study(const std::string& name, const PlatformConfig& platform, const CollectiveRequestSpec& req,
-                std::uint64_t bytes, const Kernel& kernel);
 std::string format_study(const Study& study, const PlatformConfig& platform, const CollectiveRequestSpec& req,
                          std::uint64_t bytes);
 nlohmann::json study_json(const Study& study);

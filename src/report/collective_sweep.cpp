@@ -1,113 +1,13 @@
 #include "report/collective_sweep.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 
-#include "collective/collective_engine.h"
-#include "platform/platform_instance.h"
-#include "config/input_error.h"
 #include "config/units.h"
-#include "endpoint/endpoint.h"
 #include "endpoint/executor_registry.h"
-#include "engine/simulation.h"
-#include "network/network.h"
 
 namespace acesim {
-
-void check_collective_limits(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes,
-                             bool symmetric) {
-  // Simulated time: every byte crosses the slowest link a few times at most.
-  double slowest = std::numeric_limits<double>::infinity();
-  long long npus = 1;
-  for (const DimensionSpec& d : platform.dims) {
-    if (d.npus > 1) slowest = std::min(slowest, d.bandwidth_GBps * 1e9);
-    npus *= d.npus;
-  }
-  if (std::isfinite(slowest) && 4.0 * static_cast<double>(bytes) / slowest > 1e6) {
-    throw InputError(fmt::format("a collective of {} bytes over {:g} GB/s links would run for about {:.3g} s of "
-                                 "simulated time, past what int64 picoseconds can count (106 days)",
-                                 bytes, slowest / 1e9, 4.0 * static_cast<double>(bytes) / slowest));
-  }
-  // Memory: per chunk and group, per phase, when every rank is simulated.
-  if (!symmetric) {
-    const double chunks = std::max<double>(platform.collectives.chunks,
-        platform.collectives.max_chunk_bytes > 0 ? std::ceil(static_cast<double>(bytes) / static_cast<double>(platform.collectives.max_chunk_bytes)) : 1.0);
-    const double estimate = static_cast<double>(npus) * (64.0 + 4.0 * chunks * static_cast<double>(platform.dims.size()));
-    if (estimate > 8.0 * (1ULL << 30)) {
-      throw InputError(fmt::format("simulating all {} ranks of this collective ({:.0f} chunks) needs about {:.1f} GiB; "
-                                   "leave out --full, or use fewer chunks", npus, chunks, estimate / (1ULL << 30)));
-    }
-  }
-  (void)req;
-}
-
-CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
-  const std::string asymmetry = asymmetry_reason(platform);
-  const bool symmetric = !req.full && asymmetry.empty();
-  check_collective_limits(platform, req, bytes, symmetric);
-  PlatformInstance pi(platform, symmetric);
-  Simulation& sim = pi.sim;
-  const Topology& topo = pi.topology;
-  Endpoints& endpoint = pi.endpoint;
-  CollectiveEngine& engine = pi.collectives;
-  CollectiveRequest r;
-  r.op = req.op;
-  r.bytes = static_cast<double>(bytes);
-  r.dims = req.dims;
-  const CollectiveId id = engine.create(r);
-  engine.arrive_all(id);
-  run_or_report_stuck(sim, [&] { return engine.finished(id); }, [&] { return engine.stuck_report(); });
-  CollectiveResult res;
-  res.op = req.op;
-  res.bytes = bytes;
-  res.ranks = 1;
-  if (req.dims.empty()) {
-    res.ranks = topo.num_npus();
-  } else {
-    for (int d : req.dims) res.ranks *= topo.dim(d).npus;
-  }
-  res.time_ps = engine.finish_time(id) - engine.first_arrival(id);
-  const double seconds = ps_to_seconds(res.time_ps);
-  res.algbw_GBps = seconds > 0.0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
-  res.busbw_GBps = res.algbw_GBps * busbw_factor(req.op, res.ranks);
-  res.events = sim.stats().events + sim.stats().completions;
-  res.link_bytes_per_dim = pi.network->link_bytes_per_dim();
-  res.executor = platform.npu.executor;
-  res.chunks = engine.chunks(id);
-  res.simulated_ranks = engine.simulated_ranks();
-  res.simulation = symmetric ? "symmetric" : req.full ? "full (--full)" : "full: " + asymmetry;
-  endpoint.settle();
-  endpoint.check_traffic_balance(engine.simulated_ranks());
-  const NpuStatsMean mean = endpoint.mean_stats(engine.simulated_ranks());
-  res.hbm_bytes = mean.hbm_bytes_comm;
-  res.comm_unit_seconds = mean.comm_unit_seconds;
-  res.network_bytes_per_dim = mean.sent_per_dim;
-  res.network_bytes_received_per_dim = mean.received_per_dim;
-  res.network_bytes = 0.0;
-  for (double b : res.network_bytes_per_dim) res.network_bytes += b;
-  return res;
-}
-
-double CollectiveResult::network_GBps() const {
-  const double s = ps_to_seconds(time_ps);
-  return s > 0.0 ? network_bytes / s / 1e9 : 0.0;
-}
-
-double CollectiveResult::hbm_per_network_byte() const {
-  return network_bytes > 0.0 ? hbm_bytes / network_bytes : 0.0;
-}
-
-std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor) {
-  std::vector<std::uint64_t> sizes;
-  for (std::uint64_t s = min_bytes; s <= max_bytes; s *= factor) {
-    sizes.push_back(s);
-    if (s == 0 || s > max_bytes / factor) break;
-  }
-  return sizes;
-}
 
 std::string describe_platform(const PlatformConfig& p) {
   long long n = 1;

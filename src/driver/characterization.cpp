@@ -1,0 +1,166 @@
+#include "driver/characterization.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "collective/collective_engine.h"
+#include "config/input_error.h"
+#include "config/units.h"
+#include "platform/platform_instance.h"
+
+namespace acesim {
+
+Kernel gemm_kernel(double m, double n, double k, double bytes_per_element) {
+  Kernel g;
+  g.flops = 2.0 * m * n * k;
+  g.hbm_bytes = bytes_per_element * (m * k + k * n + m * n);
+  return g;
+}
+
+double OverlapResult::kernel_slowdown() const {
+  return kernel_alone_ps > 0 ? static_cast<double>(kernel_overlapped_ps) / static_cast<double>(kernel_alone_ps) - 1.0
+                             : 0.0;
+}
+
+double OverlapResult::collective_slowdown() const {
+  return collective_alone_ps > 0
+             ? static_cast<double>(collective_overlapped_ps) / static_cast<double>(collective_alone_ps) - 1.0
+             : 0.0;
+}
+
+namespace {
+
+struct KernelTimes : ActivityListener {
+  Simulation* sim = nullptr;
+  TimePs last = 0;
+  std::size_t done = 0;
+  void activity_done(std::uint64_t) override {
+    last = sim->now();
+    ++done;
+  }
+};
+
+// Runs the kernel on every NPU and/or the collective, from time 0.
+// Returns (kernel end, collective end), -1 for what was not run.
+std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* kernel, const CollectiveRequestSpec* req,
+                                       std::uint64_t bytes) {
+  PlatformInstance pi(p, req != nullptr ? (!req->full && asymmetry_reason(p).empty()) : asymmetry_reason(p).empty());
+  Simulation& sim = pi.sim;
+  Endpoints& endpoint = pi.endpoint;
+  CollectiveEngine& engine = pi.collectives;
+  KernelTimes kt;
+  kt.sim = &sim;
+  if (kernel != nullptr) {
+    for (Rank r = 0; r < engine.simulated_ranks(); ++r) endpoint.start_kernel(r, *kernel, &kt, static_cast<std::uint64_t>(r));
+  }
+  CollectiveId id = 0;
+  if (req != nullptr) {
+    CollectiveRequest cr;
+    cr.op = req->op;
+    cr.bytes = static_cast<double>(bytes);
+    cr.dims = req->dims;
+    id = engine.create(cr);
+    engine.arrive_all(id);
+  }
+  run_or_report_stuck(sim, [&] { return req == nullptr || engine.finished(id); }, [&] { return engine.stuck_report(); });
+  return {kernel != nullptr ? kt.last : -1, req != nullptr ? engine.finish_time(id) : -1};
+}
+
+}  // namespace
+
+OverlapResult run_overlap(const PlatformConfig& platform, const Kernel& kernel, const CollectiveRequestSpec& req,
+                          std::uint64_t bytes) {
+  OverlapResult r;
+  r.kernel_alone_ps = run_together(platform, &kernel, nullptr, bytes).first;
+  r.collective_alone_ps = run_together(platform, nullptr, &req, bytes).second;
+  const auto both = run_together(platform, &kernel, &req, bytes);
+  r.kernel_overlapped_ps = both.first;
+  r.collective_overlapped_ps = both.second;
+  return r;
+}
+
+std::vector<std::string> study_names() { return {"units", "hbm", "overlap", "traffic"}; }
+
+namespace {
+
+std::vector<int> unit_sweep(int total) {
+  std::vector<int> k;
+  for (int u = 1; u <= total; u *= 2) k.push_back(u);
+  if (k.back() != total) k.push_back(total);
+  return k;
+}
+
+StudyRow row(std::string config, double x, const PlatformConfig& p, const CollectiveRequestSpec& req,
+             std::uint64_t bytes) {
+  StudyRow r;
+  r.config = std::move(config);
+  r.x = x;
+  r.result = run_collective(p, req, bytes);
+  return r;
+}
+
+PlatformConfig with_executor(PlatformConfig p, const std::string& e) {
+  p.npu.executor = e;
+  return p;
+}
+
+}  // namespace
+
+Study run_study(const std::string& name, const PlatformConfig& platform, const CollectiveRequestSpec& req,
+                std::uint64_t bytes, const Kernel& kernel) {
+  Study s;
+  s.name = name;
+  if (name == "units") {
+    s.x_label = "units";
+    for (int k : unit_sweep(platform.npu.compute_units)) {
+      PlatformConfig p = with_executor(platform, "sm");
+      p.npu.sm.units = k;
+      s.rows.push_back(row(fmt::format("sm units={}", k), k, p, req, bytes));
+    }
+    s.rows.push_back(row("ace", 0, with_executor(platform, "ace"), req, bytes));
+    s.rows.push_back(row("ideal", 0, with_executor(platform, "ideal"), req, bytes));
+  } else if (name == "hbm") {
+    s.x_label = "HBM GB/s";
+    for (double f : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
+      for (const char* e : {"sm", "ace"}) {
+        PlatformConfig p = with_executor(platform, e);
+        p.npu.hbm_GBps = platform.npu.hbm_GBps * f;
+        s.rows.push_back(row(e, p.npu.hbm_GBps, p, req, bytes));
+      }
+    }
+  } else if (name == "overlap") {
+    s.x_label = "units";
+    auto add = [&](std::string config, double x, const PlatformConfig& p) {
+      StudyRow r;
+      r.config = std::move(config);
+      r.x = x;
+      r.result = run_collective(p, req, bytes);
+      r.overlap = run_overlap(p, kernel, req, bytes);
+      s.rows.push_back(std::move(r));
+    };
+    add("ideal", 0, with_executor(platform, "ideal"));
+    add("ace", 0, with_executor(platform, "ace"));
+    for (int k : unit_sweep(platform.npu.compute_units)) {
+      if (k == platform.npu.compute_units) continue;  // the kernel would get no unit at all
+      PlatformConfig p = with_executor(platform, "sm");
+      p.npu.sm.units = k;
+      add(fmt::format("sm units={}", k), k, p);
+    }
+  } else if (name == "traffic") {
+    s.x_label = "";
+    for (CollectiveOp op : kAllCollectiveOps) {
+      CollectiveRequestSpec r = req;
+      r.op = op;
+      for (const char* e : {"sm", "ace"}) {
+        s.rows.push_back(row(fmt::format("{} {}", to_string(op), e), 0, with_executor(platform, e), r, bytes));
+      }
+    }
+  } else {
+    const auto names = study_names();
+    throw InputError("unknown study '" + name + "'" + suggestion(name, names));
+  }
+  return s;
+}
+
+}  // namespace acesim

@@ -1,0 +1,50 @@
+// One collective on a fresh simulation of a platform: what `acesim
+// collective` runs per size (report/collective_sweep.h formats it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collective/types.h"
+#include "config/platform.h"
+#include "engine/time.h"
+
+namespace acesim {
+
+struct CollectiveRequestSpec {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::vector<int> dims;  // empty: all
+  bool full = false;      // simulate every rank even when one could stand for all
+};
+
+struct CollectiveResult {
+  CollectiveOp op;
+  std::uint64_t bytes;
+  long long ranks;  // NPUs in one group of the collective
+  TimePs time_ps;
+  double algbw_GBps;
+  double busbw_GBps;
+  std::uint64_t events;
+  std::vector<double> link_bytes_per_dim;
+  std::string executor;  // its name in executor_registry()
+  int chunks;  // as run (max_chunk_bytes may raise the configured count)
+  long long simulated_ranks;  // 1 when symmetric
+  std::string simulation;     // "symmetric", or "full" with the reason
+  // Per NPU, averaged over all NPUs:
+  double hbm_bytes;                    // HBM traffic caused by communication
+  double network_bytes;                // bytes put on links, all dimensions
+  std::vector<double> network_bytes_per_dim;           // sent
+  std::vector<double> network_bytes_received_per_dim;
+  double comm_unit_seconds;            // compute-unit time held by communication
+  double network_GBps() const;         // network_bytes / time
+  double hbm_per_network_byte() const;
+};
+
+// Simulates one collective of `bytes` on a fresh simulation of `platform`.
+CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes);
+
+// Sizes from min to max multiplying by factor (nccl-tests' -b/-e/-f).
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor);
+
+}  // namespace acesim
