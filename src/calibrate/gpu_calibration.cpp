@@ -25,7 +25,7 @@
 #include "config/platform.h"
 #include "endpoint/endpoint.h"
 #include "engine/simulation.h"
-#include "report/characterization.h"
+#include "driver/characterization.h"
 #include "topology/topology.h"
 
 namespace acesim {

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"
+#include "report/chakra_report.h"
 #include "report/training_report.h"
 #include "workload/models/models.h"
 

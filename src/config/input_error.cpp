@@ -1,8 +1,5 @@
 #include "config/input_error.h"
 
-#include <algorithm>
-#include <cctype>
-#include <vector>
 
 namespace acesim {
 
@@ -24,45 +21,6 @@ std::string input_location(std::string_view file, int line, std::string_view key
 void throw_input_error(std::string_view file, int line, std::string_view key, std::string_view problem) {
   std::string loc = input_location(file, line, key);
   throw InputError(loc.empty() ? std::string(problem) : loc + ": " + std::string(problem));
-}
-
-namespace {
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-}  // namespace
-
-std::string closest_match(std::string_view word, std::span<const std::string> candidates) {
-  std::string best;
-  std::size_t best_d = static_cast<std::size_t>(-1);
-  for (const std::string& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
-  return best_d <= limit ? best : std::string();
-}
-
-std::string suggestion(std::string_view word, std::span<const std::string> candidates) {
-  const std::string m = closest_match(word, candidates);
-  if (!m.empty()) return " (did you mean '" + m + "'?)";
-  std::string s = " (valid: ";
-  for (std::size_t i = 0; i < candidates.size(); ++i) s += (i ? ", " : "") + candidates[i];
-  return s + ")";
 }
 
 }  // namespace acesim

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "registry/registry.h"
+
 namespace acesim {
 
 class InputError : public std::runtime_error {
@@ -18,10 +20,6 @@ class InputError : public std::runtime_error {
 std::string input_location(std::string_view file, int line, std::string_view key);
 [[noreturn]] void throw_input_error(std::string_view file, int line, std::string_view key, std::string_view problem);
 
-// The candidate closest to `word` by edit distance, if it is close enough to
-// be a likely typo; empty otherwise.
-std::string closest_match(std::string_view word, std::span<const std::string> candidates);
-// " (did you mean 'x'?)" or " (valid: a, b, c)".
-std::string suggestion(std::string_view word, std::span<const std::string> candidates);
+// suggestion() and closest_match() for unknown names: registry/registry.h.
 
 }  // namespace acesim

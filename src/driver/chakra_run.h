@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "chakra/chakra_trace.h"
 #include "config/platform.h"
 #include "workload/formats/chakra_workload.h"
@@ -69,10 +67,5 @@ void check_chakra_traces(const std::vector<chakra::Trace>& traces, long long npu
 ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra::Trace>& traces,
                         const std::string& prefix, const ChakraRunOptions& options = {});
 
-std::string format_chakra(const ChakraReport& r, const PlatformConfig& platform);
-nlohmann::json chakra_json(const ChakraReport& r);
-// nodes.csv: one row per node of the ranks kept.
-void write_chakra_csv(const ChakraReport& r, const std::string& dir);
-nlohmann::json chakra_trace_events(const ChakraReport& r);
 
 }  // namespace acesim

@@ -8,7 +8,6 @@
 #include "config/input_error.h"
 #include "platform/platform_instance.h"
 #include "network/network.h"
-#include "report/collective_sweep.h"
 #include "workload/graph/graph_executor.h"
 #include "workload/graph/training_lowering.h"
 

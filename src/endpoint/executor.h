@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collective/types.h"
+#include "algorithm/collective_op.h"
 #include "engine/fluid_model.h"
 #include "network/network.h"
 #include "network/transfer_shape.h"

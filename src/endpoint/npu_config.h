@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collective/types.h"
+#include "algorithm/collective_op.h"
 
 namespace acesim {
 

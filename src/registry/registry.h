@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -26,8 +27,11 @@ std::string normalize_name(std::string_view s);
 // "a | b | c", for option help.
 std::string join_names(const std::vector<std::string>& names, std::string_view separator = " | ");
 
+// The candidate closest to `word` by edit distance, if it is close enough to
+// be a likely typo; empty otherwise.
+std::string closest_match(std::string_view word, std::span<const std::string> candidates);
 // " (did you mean 'x'?)" or " (valid: a, b, c)" for an unknown name.
-std::string registry_suggestion(std::string_view word, const std::vector<std::string>& names);
+std::string suggestion(std::string_view word, std::span<const std::string> candidates);
 
 // What every entry has. `name` is the canonical spelling (reports print
 // it); `aliases` are other accepted spellings; `help` is one line for
@@ -82,7 +86,7 @@ class Registry {
   }
   // "unknown <family> 'x' (did you mean 'y'?)", for callers that add a location.
   std::string unknown(std::string_view name) const {
-    return "unknown " + family_ + " '" + std::string(name) + "'" + registry_suggestion(name, names());
+    return "unknown " + family_ + " '" + std::string(name) + "'" + suggestion(name, names());
   }
 
   // Canonical names in registration order.
