@@ -68,7 +68,8 @@ CollectiveRun simulate_collectives(const CollectiveRequest& request);
 // traces, on one executor or several side by side.
 struct TrainingRequest {
   PlatformRequest platform;
-  std::string workload_file;  // ASTRA-sim 1.0 text workload
+  std::string workload_file;  // a layer table: ASTRA-sim 1.0 text unless workload_format says
+  std::string workload_format;  // a layer-table format of workload_format_registry()
   std::string model;          // a built-in model
   std::string chakra_prefix;  // Chakra traces PREFIX.<rank>.et
   bool chakra_flops = false;  // Chakra compute nodes through the NPU roofline

@@ -7,7 +7,7 @@
 #include "config/input_error.h"
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
-#include "workload/formats/astra_workload.h"
+#include "workload/formats/format_registry.h"
 #include "workload/models/models.h"
 
 namespace acesim::api {
@@ -24,6 +24,15 @@ std::vector<std::string> parse_compare(const std::string& text) {
   }
   if (out.empty()) throw InputError("--compare: give executors like sm,ace");
   return out;
+}
+
+// A layer-table format by name (astra-sim-1.0 unless the request says).
+const WorkloadFormatEntry& table_format(const std::string& name) {
+  const std::string n = name.empty() ? "astra-sim-1.0" : name;
+  const WorkloadFormatEntry* f = workload_format_registry().find(n);
+  if (f == nullptr) throw InputError("--format: " + workload_format_registry().unknown(n));
+  if (!f->read_table) throw InputError("--format: " + f->name + " is not a layer table (use " + f->option + ")");
+  return *f;
 }
 
 // The workload a request names, else the platform file's, else ResNet-50.
@@ -65,7 +74,7 @@ Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform,
     if (o.batch || !o.precision.empty()) {
       throw InputError("--batch/--precision apply to built-in models; an ASTRA-sim workload file fixes its own sizes");
     }
-    w = read_astra_workload(wc.file, topo);
+    w = table_format(o.workload_format).read_table(wc.file, topo);
   } else {
     const auto names = model_names();
     if (std::find(names.begin(), names.end(), wc.model) == names.end()) {
@@ -134,6 +143,7 @@ TrainingRun simulate_training(const TrainingRequest& o) {
     return run;
   }
   if (o.chakra_flops || !o.chakra_groups.empty()) throw InputError("--chakra-flops and --chakra-groups apply to --chakra traces");
+  if (!o.workload_format.empty() && o.workload_file.empty()) throw InputError("--format applies to --workload FILE");
   const Workload workload = load_workload(o, run.platform, topo);
   TrainOptions to;
   to.trace_ranks = o.trace_ranks;

@@ -27,6 +27,7 @@ PresetRegistry& preset_registry() {
 }
 
 PlatformConfig load_preset(const PlatformPreset& preset) {
+  if (!preset.yaml.empty()) return parse_platform_yaml(preset.yaml, "preset " + preset.name);
   return parse_platform_yaml(embedded_file(preset.file), preset.file);
 }
 

@@ -11,7 +11,8 @@
 namespace acesim {
 
 struct PlatformPreset : RegistryEntryBase {
-  std::string file;  // its path in the source tree, e.g. "presets/hgx-h200.yaml"
+  std::string file;  // its path in the source tree, e.g. "presets/hgx-h200.yaml" (embedded)
+  std::string yaml;  // or its text, for a preset registered at run time
 };
 
 using PresetRegistry = Registry<PlatformPreset>;
