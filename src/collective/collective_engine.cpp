@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/key.h"
+
 
 namespace acesim {
 namespace {
@@ -18,8 +20,9 @@ bool runs_later(std::int64_t oa, int pa, int ca, std::int64_t ob, int pb, int cb
 }
 
 std::uint64_t shape_key(CollectiveOp op, Algorithm alg, std::uint32_t mask, Rank base) {
-  return static_cast<std::uint64_t>(base) | (static_cast<std::uint64_t>(mask) << 31) |
-         (static_cast<std::uint64_t>(op) << 47) | (static_cast<std::uint64_t>(alg->id) << 50);
+  // At most 16 dimensions (mask), 4 operations, 8192 algorithms.
+  return pack_key(mask | (static_cast<std::uint32_t>(op) << 16) | (static_cast<std::uint32_t>(alg->id) << 19),
+                  static_cast<std::uint32_t>(base));
 }
 
 }  // namespace
@@ -179,7 +182,7 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   c.first_arrival = std::min(c.first_arrival, sim_.now());
   if (c.phases.empty()) {
     // Nothing to communicate: done at once, reported from an event.
-    sim_.schedule_in(0, this, (static_cast<std::uint64_t>(id) << 32) | static_cast<std::uint32_t>(rank),
+    sim_.schedule_in(0, this, pack_key(id, static_cast<std::uint32_t>(rank)),
                      EventPriority::kCompletion);
     return;
   }
@@ -213,7 +216,7 @@ void CollectiveEngine::handle_event(std::uint64_t tag) {
     for (std::int32_t q : queues) dispatch(q);
     return;
   }
-  rank_finished(static_cast<CollectiveId>(tag >> 32), static_cast<Rank>(tag & 0xffffffffu));
+  rank_finished(key_hi(tag), static_cast<Rank>(key_lo(tag)));
 }
 
 void CollectiveEngine::request_dispatch(std::int32_t q) {
@@ -234,7 +237,7 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
   std::int32_t q = ph.queue[instance];
   if (q < 0) {
     const Rank base = base_rank(ph, instance);
-    const std::uint64_t key = (static_cast<std::uint64_t>(ph.dims_mask) << 32) | static_cast<std::uint32_t>(base);
+    const std::uint64_t key = pack_key(ph.dims_mask, static_cast<std::uint32_t>(base));
     auto [it, inserted] = queue_index_.emplace(key, static_cast<std::int32_t>(queues_.size()));
     if (inserted) queues_.emplace_back();
     q = it->second;
@@ -305,14 +308,7 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   members(spec, base, scratch_members_);
   const TransferShape& shape =
       shapes_.get(shape_key(spec.op, spec.algorithm, ph.dims_mask, base), spec.op, spec.algorithm, scratch_members_);
-  std::uint32_t slot;
-  if (!free_running_.empty()) {
-    slot = free_running_.back();
-    free_running_.pop_back();
-  } else {
-    slot = static_cast<std::uint32_t>(running_.size());
-    running_.emplace_back();
-  }
+  const std::uint32_t slot = running_.acquire();
   running_[slot] = RunningPhase{true, w.coll, w.phase, w.chunk, w.instance, q};
   ++phases_run_;
   const double bytes = c.chunk_bytes * spec.size_factor;
@@ -340,7 +336,7 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
   }
   running_[tag].active = false;
   const RunningPhase rp = running_[tag];
-  free_running_.push_back(static_cast<std::uint32_t>(tag));
+  running_.release(static_cast<std::uint32_t>(tag));
   --queues_[rp.queue].running;
   advance(rp);
   request_dispatch(rp.queue);

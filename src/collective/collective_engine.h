@@ -20,6 +20,7 @@
 #include "collective/plan.h"
 #include "endpoint/endpoint.h"
 #include "engine/simulation.h"
+#include "engine/slot_pool.h"
 #include "network/network.h"
 #include "network/transfer_shape.h"
 #include "topology/topology.h"
@@ -162,8 +163,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::deque<Collective> collectives_;
   std::deque<GroupQueue> queues_;
   std::unordered_map<std::uint64_t, std::int32_t> queue_index_;
-  std::vector<RunningPhase> running_;
-  std::vector<std::uint32_t> free_running_;
+  SlotPool<RunningPhase> running_;
   std::vector<Rank> scratch_members_;
   std::vector<Rank> scratch_advance_;
   EndpointLoad load_;

@@ -66,14 +66,7 @@ ActivityId FluidModel::start(TimePs now, const ActivitySpec& spec, std::span<con
   }
   if (!bounded) throw std::invalid_argument("activity uses no resource and has no max_rate: its rate would be unbounded");
 
-  std::uint32_t idx;
-  if (!free_slots_.empty()) {
-    idx = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    idx = static_cast<std::uint32_t>(activities_.size());
-    activities_.emplace_back();
-  }
+  const std::uint32_t idx = activities_.acquire();
   Activity& a = activities_[idx];
   a.remaining = std::max(0.0, spec.work);
   a.rate = 0.0;
@@ -165,7 +158,7 @@ void FluidModel::detach(std::uint32_t idx, TimePs now) {
   ++a.generation;
   ++a.version;
   --active_count_;
-  free_slots_.push_back(idx);
+  activities_.release(idx);
 }
 
 void FluidModel::cancel(TimePs now, ActivityId id) {

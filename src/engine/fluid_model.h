@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/slot_pool.h"
 #include "engine/time.h"
 
 namespace acesim {
@@ -157,8 +158,7 @@ class FluidModel {
   bool stale(const Due& d) const;
 
   std::vector<Resource> resources_;
-  std::vector<Activity> activities_;
-  std::vector<std::uint32_t> free_slots_;
+  SlotPool<Activity> activities_;
   std::vector<Due> due_;  // min-heap on (time, index)
   std::vector<ResourceId> dirty_;
   std::size_t active_count_ = 0;

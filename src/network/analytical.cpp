@@ -3,6 +3,7 @@
 // never slows (its own max rate) but whose endpoint resources are shared.
 #include <vector>
 
+#include "engine/slot_pool.h"
 #include "network/network.h"
 
 namespace acesim {
@@ -18,14 +19,7 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler, pri
   void start(const TransferShape& shape, double bytes, TimePs overhead_ps, TransferListener* listener,
              std::uint64_t tag, const EndpointLoad* endpoint, double replicas) override {
     account(shape, bytes * replicas);
-    std::uint32_t slot;
-    if (!free_.empty()) {
-      slot = free_.back();
-      free_.pop_back();
-    } else {
-      slot = static_cast<std::uint32_t>(pending_.size());
-      pending_.emplace_back();
-    }
+    const std::uint32_t slot = pending_.acquire();
     pending_[slot] = {listener, tag};
     const TimePs duration = analytical_duration(shape, bytes, overhead_ps);
     usage_.clear();
@@ -49,13 +43,12 @@ class AnalyticalNetwork final : public NetworkBackend, private EventHandler, pri
   void activity_done(std::uint64_t slot) override { handle_event(slot); }
   void handle_event(std::uint64_t slot) override {
     const Pending p = pending_[slot];
-    free_.push_back(static_cast<std::uint32_t>(slot));
+    pending_.release(static_cast<std::uint32_t>(slot));
     p.listener->transfer_done(p.tag);
   }
 
   Simulation& sim_;
-  std::vector<Pending> pending_;
-  std::vector<std::uint32_t> free_;
+  SlotPool<Pending> pending_;
   std::vector<Usage> usage_;
 };
 

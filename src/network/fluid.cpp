@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/slot_pool.h"
 #include "network/network.h"
 
 namespace acesim {
@@ -28,14 +29,7 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
              std::uint64_t tag, const EndpointLoad* endpoint, double replicas) override {
     account(shape, bytes * replicas);
     const Cached& c = cached(shape);
-    std::uint32_t slot;
-    if (!free_.empty()) {
-      slot = free_.back();
-      free_.pop_back();
-    } else {
-      slot = static_cast<std::uint32_t>(running_.size());
-      running_.emplace_back();
-    }
+    const std::uint32_t slot = running_.acquire();
     Running& r = running_[slot];
     // Field by field: the slot's usage vector keeps its capacity.
     r.shape = &shape;
@@ -172,7 +166,7 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
     }
     TransferListener* listener = r.listener;
     const std::uint64_t tag = r.tag;
-    free_.push_back(static_cast<std::uint32_t>(slot));
+    running_.release(static_cast<std::uint32_t>(slot));
     listener->transfer_done(tag);
   }
 
@@ -181,8 +175,7 @@ class FluidNetwork final : public NetworkBackend, private ActivityListener, priv
   Granularity granularity_;
   std::unordered_map<LinkId, ResourceId> link_resource_;
   std::deque<Cached> cache_;  // stable addresses: running transfers point into it
-  std::vector<Running> running_;
-  std::vector<std::uint32_t> free_;
+  SlotPool<Running> running_;
   std::vector<Usage> scratch_;
 };
 

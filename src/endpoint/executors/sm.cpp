@@ -12,6 +12,7 @@
 
 #include "endpoint/endpoint.h"
 #include "endpoint/executor_registry.h"
+#include "engine/key.h"
 
 namespace acesim {
 namespace {
@@ -88,7 +89,7 @@ class SmExecutor final : public Executor {
     int requested;       // units asked for by running collectives and hold_units
   };
   static std::uint64_t key(std::uint32_t collective, Rank r) {
-    return (static_cast<std::uint64_t>(collective) << 32) | static_cast<std::uint32_t>(r);
+    return pack_key(collective, static_cast<std::uint32_t>(r));
   }
   // More units than the NPU has are asked for when collectives overlap:
   // they hold all of them until enough finish.

@@ -7,6 +7,7 @@
 
 #include "algorithm/pattern.h"
 #include "config/input_error.h"
+#include "engine/key.h"
 
 namespace acesim {
 namespace {
@@ -192,7 +193,7 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
   const CollectiveSpec& c = rs.graph->collective(rs.graph->node(node).payload);
   const std::uint32_t mask = dims_mask(c.dims, topo_);
   const std::uint32_t seq = rs.coll_seq[mask]++;
-  const std::uint64_t key = (static_cast<std::uint64_t>(mask) << 32) | seq;
+  const std::uint64_t key = pack_key(mask, seq);
   auto it = colls_.find(key);
   if (it == colls_.end()) {
     CollectiveRequest req;
@@ -217,14 +218,13 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
         where(r, node), seq, mask, to_string(c.op), c.bytes, where(first.first_rank, first.first_node), first.first_rank,
         to_string(first.op), first.bytes));
   }
-  coll_node_[(static_cast<std::uint64_t>(it->second.id) << 32) | static_cast<std::uint32_t>(r)] = {node, sim_.now()};
+  coll_node_[pack_key(it->second.id, static_cast<std::uint32_t>(r))] = {node, sim_.now()};
   comm_begin(r);
   collectives_.arrive(it->second.id, r);
 }
 
 const TransferShape& GraphExecutor::p2p_shape(Rank src, Rank dst) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
-                            static_cast<std::uint32_t>(dst);
+  const std::uint64_t key = pack_key(static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst));
   auto it = p2p_shapes_.find(key);
   if (it == p2p_shapes_.end()) {
     Pattern p;
@@ -360,7 +360,7 @@ void GraphExecutor::handle_event(std::uint64_t tag) {
 }
 
 void GraphExecutor::collective_done(CollectiveId id, Rank r) {
-  const auto it = coll_node_.find((static_cast<std::uint64_t>(id) << 32) | static_cast<std::uint32_t>(r));
+  const auto it = coll_node_.find(pack_key(id, static_cast<std::uint32_t>(r)));
   if (it == coll_node_.end()) throw std::logic_error("graph executor: a collective finished on a rank that never issued it");
   const InFlight f = it->second;
   coll_node_.erase(it);
