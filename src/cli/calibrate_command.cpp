@@ -4,6 +4,8 @@
 #include <fstream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "calibrate/gpu_calibration.h"
 #include "cli/commands.h"
 #include "cli/platform_options.h"

@@ -3,6 +3,8 @@
 #include <memory>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"

@@ -1,6 +1,7 @@
 // Multi-dimension plans, chunk pipelining, scheduling and sharing, against
 // hand-computed answers.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "collective/collective_engine.h"
 #include "support.h"

@@ -133,6 +133,141 @@ class Reader {
     return c;
   }
 
+  // The header line's keyword arguments.
+  struct Header {
+    std::string keyword;
+    bool transformer = false;
+    long long dlrm_last_bottom = -1;
+    std::vector<int> model_dims, data_dims;
+    std::vector<long long> checkpoints, initiates;
+  };
+
+  Header read_header(const std::vector<Token>& head, int head_line) const {
+    Header h;
+    const std::string& kw = head[0].text;
+    h.keyword = kw;
+    long long& dlrm_last_bottom = h.dlrm_last_bottom;
+    std::vector<int>& model_dims = h.model_dims;
+    std::vector<int>& data_dims = h.data_dims;
+    std::vector<long long>& checkpoints = h.checkpoints;
+    std::vector<long long>& initiates = h.initiates;
+    h.transformer = kw == "HYBRID_TRANSFORMER" || kw == "HYBRID_TRANSFORMER_FWD_IN_BCKWD";
+    const bool transformer = h.transformer;
+    if (kw == "HYBRID_DLRM" || kw == "HYBRID_DLRM_ENHANCED") {
+      if (head.size() < 2) fail(head_line, 0, kw + " needs the index of the last bottom-MLP layer after it");
+      dlrm_last_bottom = integer(head[1], head_line, kw + " last bottom layer", 0);
+    } else if (transformer) {
+      std::size_t i = 1;
+      if (i + 1 >= head.size() + 1 || head.size() < 3 || head[1].text != "model_parallel_NPU_group:") {
+        fail(head_line, head.size() > 1 ? head[1].column : 0, kw + " needs 'model_parallel_NPU_group: N'");
+      }
+      const long long group = integer(head[2], head_line, "model_parallel_NPU_group", 1);
+      split_group(group, head_line, head[2].column, model_dims, data_dims);
+      i = 3;
+      auto read_list = [&](const char* label, std::vector<long long>& out) {
+        if (i >= head.size() || head[i].text != label) fail(head_line, i < head.size() ? head[i].column : 0, kw + " needs '" + label + " k l1 .. lk'");
+        ++i;
+        if (i >= head.size()) fail(head_line, 0, std::string(label) + " count missing");
+        const long long k = integer(head[i], head_line, label, 0);
+        ++i;
+        for (long long j = 0; j < k; ++j) {
+          if (i >= head.size()) fail(head_line, 0, std::string(label) + " lists fewer than " + std::to_string(k) + " layers");
+          out.push_back(integer(head[i], head_line, label, 0));
+          ++i;
+        }
+      };
+      if (kw == "HYBRID_TRANSFORMER_FWD_IN_BCKWD") {
+        read_list("checkpoints:", checkpoints);
+        read_list("checkpoint_initiates:", initiates);
+      }
+      if (i < head.size()) fail(head_line, head[i].column, "unexpected '" + head[i].text + "' after the header");
+    } else if (head.size() > 1) {
+      fail(head_line, head[1].column, "unexpected '" + head[1].text + "' after " + kw);
+    }
+
+    return h;
+  }
+
+  // Layer `i` of the table, from its line's columns.
+  Layer read_layer(const std::vector<Token>& t, int line, long long i, const Header& h) const {
+    const std::string& kw = h.keyword;
+    const bool customized = kw == "HYBRID_CUSTOMIZED";
+    const bool transformer = h.transformer;
+    const long long dlrm_last_bottom = h.dlrm_last_bottom;
+    const std::vector<int>& model_dims = h.model_dims;
+    const std::vector<int>& data_dims = h.data_dims;
+    Layer l;
+    l.name = t[0].text;
+    const long long fwd = integer(t[2], line, "forward compute time", 0);
+    const long long ig = integer(t[5], line, "input-gradient compute time", 0);
+    const long long wg = integer(t[8], line, "weight-gradient compute time", 0);
+    const long long update = integer(t[11], line, "update delay", 0);
+    // Cycles of 1 ns (ASTRA-sim 1.0): ns -> ps.
+    l.forward.compute.time_ps = fwd * kPsPerNs;
+    l.input_grad.compute.time_ps = ig * kPsPerNs;
+    l.weight_grad.compute.time_ps = wg * kPsPerNs;
+    l.update_ps = update * kPsPerNs;
+
+    std::vector<int> act, grad;
+    if (customized) {
+      const auto p = parse_parallelism(t[12].text);
+      if (!p) {
+        const std::vector<std::string> names = {"DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA"};
+        fail(line, t[12].column, "unknown layer parallelism '" + t[12].text + "'" + suggestion(t[12].text, names));
+      }
+      dims_for(*p, act, grad);
+    } else if (transformer) {
+      act = model_dims;
+      grad = data_dims;
+    } else if (kw == "MODEL" || kw == "DISTRIBUTED_INFERENCE") {
+      dims_for(Parallelism::kModel, act, grad);
+    } else if (kw == "HYBRID_DATA_MODEL") {
+      dims_for(Parallelism::kHybridDataModel, act, grad);
+    } else if (kw == "HYBRID_MODEL_DATA") {
+      dims_for(Parallelism::kHybridModelData, act, grad);
+    } else {
+      dims_for(Parallelism::kData, act, grad);  // DATA, MICRO, HYBRID_DLRM
+    }
+    if (dlrm_last_bottom >= 0 && i == 0) act = grad = all_dims();  // the embedding: every collective over all NPUs
+    // A collective over no dimension has no group: in DATA the forward
+    // and input-gradient columns are NONE, and where they are not, they
+    // run over all dimensions as ASTRA-sim does.
+    const std::vector<int> all = all_dims();
+    l.forward.comm = comm(t[3], t[4], line, act.empty() ? &all : &act, true, "forward communication");
+    l.input_grad.comm = comm(t[6], t[7], line, act.empty() ? &all : &act, true, "input-gradient communication");
+    l.weight_grad.comm = comm(t[9], t[10], line, grad.empty() ? &all : &grad, false, "weight-gradient communication");
+    if (dlrm_last_bottom >= 0 && i == 0) {
+      // DLRM: the embedding all-to-all overlaps the bottom MLP; the top
+      // MLP waits for it. Backward, the embedding gradients' all-to-all
+      // starts once the top MLP is done and overlaps the bottom MLP.
+      l.forward.comm.blocking = false;
+      l.forward.comm.wait_before_forward_layer = static_cast<int>(dlrm_last_bottom) + 1;
+      l.input_grad.comm.blocking = false;
+      l.input_grad.comm.issue_after_backward_layer = static_cast<int>(dlrm_last_bottom) + 1;
+    }
+    return l;
+  }
+
+  // Forward recomputation: when back-propagation reaches an initiating
+  // layer, the forward passes from the nearest checkpoint at or below it
+  // run again.
+  void add_recomputation(Workload& w, const Header& h, long long count, int head_line) const {
+    const std::vector<long long>& checkpoints = h.checkpoints;
+    const std::vector<long long>& initiates = h.initiates;
+    for (long long c : checkpoints) {
+      if (c >= count) fail(head_line, 0, "checkpoint layer " + std::to_string(c) + " does not exist");
+    }
+    for (long long init : initiates) {
+      if (init >= count) fail(head_line, 0, "checkpoint_initiates layer " + std::to_string(init) + " does not exist");
+      long long from = 0;
+      for (long long c : checkpoints) {
+        if (c <= init) from = std::max(from, c);
+      }
+      std::vector<int>& r = w.layers[static_cast<std::size_t>(init)].recompute_forward;
+      for (long long j = from; j <= init; ++j) r.push_back(static_cast<int>(j));
+    }
+  }
+
   Workload read(std::string_view text) {
     std::vector<std::string> lines;
     {
@@ -166,43 +301,8 @@ class Reader {
     for (const std::string& k : kKeywords) known = known || k == kw;
     if (!known) fail(head_line, head[0].column, "unknown parallelism '" + kw + "'" + suggestion(kw, kKeywords));
 
-    // Header arguments.
-    long long dlrm_last_bottom = -1;
-    std::vector<int> model_dims, data_dims;
-    std::vector<long long> checkpoints, initiates;
-    const bool transformer = kw == "HYBRID_TRANSFORMER" || kw == "HYBRID_TRANSFORMER_FWD_IN_BCKWD";
-    if (kw == "HYBRID_DLRM" || kw == "HYBRID_DLRM_ENHANCED") {
-      if (head.size() < 2) fail(head_line, 0, kw + " needs the index of the last bottom-MLP layer after it");
-      dlrm_last_bottom = integer(head[1], head_line, kw + " last bottom layer", 0);
-    } else if (transformer) {
-      std::size_t i = 1;
-      if (i + 1 >= head.size() + 1 || head.size() < 3 || head[1].text != "model_parallel_NPU_group:") {
-        fail(head_line, head.size() > 1 ? head[1].column : 0, kw + " needs 'model_parallel_NPU_group: N'");
-      }
-      const long long group = integer(head[2], head_line, "model_parallel_NPU_group", 1);
-      split_group(group, head_line, head[2].column, model_dims, data_dims);
-      i = 3;
-      auto read_list = [&](const char* label, std::vector<long long>& out) {
-        if (i >= head.size() || head[i].text != label) fail(head_line, i < head.size() ? head[i].column : 0, kw + " needs '" + label + " k l1 .. lk'");
-        ++i;
-        if (i >= head.size()) fail(head_line, 0, std::string(label) + " count missing");
-        const long long k = integer(head[i], head_line, label, 0);
-        ++i;
-        for (long long j = 0; j < k; ++j) {
-          if (i >= head.size()) fail(head_line, 0, std::string(label) + " lists fewer than " + std::to_string(k) + " layers");
-          out.push_back(integer(head[i], head_line, label, 0));
-          ++i;
-        }
-      };
-      if (kw == "HYBRID_TRANSFORMER_FWD_IN_BCKWD") {
-        read_list("checkpoints:", checkpoints);
-        read_list("checkpoint_initiates:", initiates);
-      }
-      if (i < head.size()) fail(head_line, head[i].column, "unexpected '" + head[i].text + "' after the header");
-    } else if (head.size() > 1) {
-      fail(head_line, head[1].column, "unexpected '" + head[1].text + "' after " + kw);
-    }
-
+    const Header header = read_header(head, head_line);
+    const long long dlrm_last_bottom = header.dlrm_last_bottom;
     std::vector<Token> count_line;
     const int count_ln = next_nonempty(count_line);
     if (count_ln == 0) fail(head_line + 1, 0, "missing the number of layers");
@@ -225,55 +325,7 @@ class Reader {
              "comm, ig size, wg time, wg comm, wg size, update delay" + (customized ? ", parallelism" : "") +
              "), got " + std::to_string(t.size()));
       }
-      Layer l;
-      l.name = t[0].text;
-      const long long fwd = integer(t[2], line, "forward compute time", 0);
-      const long long ig = integer(t[5], line, "input-gradient compute time", 0);
-      const long long wg = integer(t[8], line, "weight-gradient compute time", 0);
-      const long long update = integer(t[11], line, "update delay", 0);
-      // Cycles of 1 ns (ASTRA-sim 1.0): ns -> ps.
-      l.forward.compute.time_ps = fwd * kPsPerNs;
-      l.input_grad.compute.time_ps = ig * kPsPerNs;
-      l.weight_grad.compute.time_ps = wg * kPsPerNs;
-      l.update_ps = update * kPsPerNs;
-
-      std::vector<int> act, grad;
-      if (customized) {
-        const auto p = parse_parallelism(t[12].text);
-        if (!p) {
-          const std::vector<std::string> names = {"DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA"};
-          fail(line, t[12].column, "unknown layer parallelism '" + t[12].text + "'" + suggestion(t[12].text, names));
-        }
-        dims_for(*p, act, grad);
-      } else if (transformer) {
-        act = model_dims;
-        grad = data_dims;
-      } else if (kw == "MODEL" || kw == "DISTRIBUTED_INFERENCE") {
-        dims_for(Parallelism::kModel, act, grad);
-      } else if (kw == "HYBRID_DATA_MODEL") {
-        dims_for(Parallelism::kHybridDataModel, act, grad);
-      } else if (kw == "HYBRID_MODEL_DATA") {
-        dims_for(Parallelism::kHybridModelData, act, grad);
-      } else {
-        dims_for(Parallelism::kData, act, grad);  // DATA, MICRO, HYBRID_DLRM
-      }
-      if (dlrm_last_bottom >= 0 && i == 0) act = grad = all_dims();  // the embedding: every collective over all NPUs
-      // A collective over no dimension has no group: in DATA the forward
-      // and input-gradient columns are NONE, and where they are not, they
-      // run over all dimensions as ASTRA-sim does.
-      const std::vector<int> all = all_dims();
-      l.forward.comm = comm(t[3], t[4], line, act.empty() ? &all : &act, true, "forward communication");
-      l.input_grad.comm = comm(t[6], t[7], line, act.empty() ? &all : &act, true, "input-gradient communication");
-      l.weight_grad.comm = comm(t[9], t[10], line, grad.empty() ? &all : &grad, false, "weight-gradient communication");
-      if (dlrm_last_bottom >= 0 && i == 0) {
-        // DLRM: the embedding all-to-all overlaps the bottom MLP; the top
-        // MLP waits for it. Backward, the embedding gradients' all-to-all
-        // starts once the top MLP is done and overlaps the bottom MLP.
-        l.forward.comm.blocking = false;
-        l.forward.comm.wait_before_forward_layer = static_cast<int>(dlrm_last_bottom) + 1;
-        l.input_grad.comm.blocking = false;
-        l.input_grad.comm.issue_after_backward_layer = static_cast<int>(dlrm_last_bottom) + 1;
-      }
+      Layer l = read_layer(t, line, i, header);
       w.layers.push_back(std::move(l));
     }
     std::vector<Token> extra;
@@ -287,21 +339,7 @@ class Reader {
                                           " leaves no top MLP in " + std::to_string(count) + " layers");
     }
     if (kw == "DISTRIBUTED_INFERENCE") w.forward_only = true;
-    // Forward recomputation: when back-propagation reaches an initiating
-    // layer, the forward passes from the nearest checkpoint at or below it
-    // run again.
-    for (long long c : checkpoints) {
-      if (c >= count) fail(head_line, 0, "checkpoint layer " + std::to_string(c) + " does not exist");
-    }
-    for (long long init : initiates) {
-      if (init >= count) fail(head_line, 0, "checkpoint_initiates layer " + std::to_string(init) + " does not exist");
-      long long from = 0;
-      for (long long c : checkpoints) {
-        if (c <= init) from = std::max(from, c);
-      }
-      std::vector<int>& r = w.layers[static_cast<std::size_t>(init)].recompute_forward;
-      for (long long j = from; j <= init; ++j) r.push_back(static_cast<int>(j));
-    }
+    add_recomputation(w, header, count, head_line);
     return w;
   }
 
