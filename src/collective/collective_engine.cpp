@@ -33,7 +33,7 @@ CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, Networ
       topo_(topo),
       net_(net),
       cfg_(std::move(cfg)),
-      endpoint_(endpoint),
+      endpoints_(endpoint),
       gated_(endpoint != nullptr && endpoint->gates_entry()),
       shapes_(topo, net.wants_messages()) {
   if (topo_.num_dims() > 16) throw std::invalid_argument("at most 16 topology dimensions are supported");
@@ -98,8 +98,8 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
       c.chunk_out = c.chunk_bytes;
       break;
   }
-  if (endpoint_ != nullptr && !c.specs.empty()) {
-    const std::string why = endpoint_->unfit_reason(ChunkBytes{c.chunk_in, c.chunk_out});
+  if (endpoints_ != nullptr && !c.specs.empty()) {
+    const std::string why = endpoints_->unfit_reason(ChunkBytes{c.chunk_in, c.chunk_out});
     if (!why.empty()) throw std::invalid_argument(why);
   }
   for (const PhaseSpec& spec : c.specs) {
@@ -257,7 +257,7 @@ bool CollectiveEngine::admit(const Waiting& w) {
   if (w.phase != 0 || !gated_) return true;
   const Collective& c = collectives_[w.coll];
   members(c.specs[0], base_rank(c.phases[0], w.instance), scratch_members_);
-  return endpoint_->try_enter(scratch_members_, ChunkBytes{c.chunk_in, c.chunk_out});
+  return endpoints_->try_enter(scratch_members_, ChunkBytes{c.chunk_in, c.chunk_out});
 }
 
 void CollectiveEngine::dispatch(std::int32_t q) {
@@ -313,7 +313,7 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   ++phases_run_;
   const double bytes = c.chunk_bytes * spec.size_factor;
   const double replicas = rep_ >= 0 ? static_cast<double>(ph.full_instances) : 1.0;
-  if (endpoint_ == nullptr) {
+  if (endpoints_ == nullptr) {
     net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, nullptr, replicas);
     return;
   }
@@ -323,9 +323,9 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   cost.last = w.phase + 1 == static_cast<int>(c.specs.size());
   cost.in_bytes = c.chunk_in;
   cost.out_bytes = c.chunk_out;
-  endpoint_->phase_begin(w.coll, scratch_members_);
-  endpoint_->phase_load(cost, scratch_members_, shape, bytes, load_);
-  endpoint_->record_traffic(shape, bytes);
+  endpoints_->phase_begin(w.coll, scratch_members_);
+  endpoints_->phase_load(cost, scratch_members_, shape, bytes, load_);
+  endpoints_->record_traffic(shape, bytes);
   net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, &load_, replicas);
 }
 
@@ -353,7 +353,7 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
   const PhaseSpec& spec = c.specs[rp.phase];
   std::vector<Rank>& group = scratch_advance_;
   members(spec, base_rank(c.phases[rp.phase], rp.instance), group);
-  if (endpoint_ != nullptr) endpoint_->phase_end(rp.coll, group);
+  if (endpoints_ != nullptr) endpoints_->phase_end(rp.coll, group);
   const int next = rp.phase + 1;
   if (next < static_cast<int>(c.phases.size())) {
     const std::int32_t size = needed(c, next);
@@ -368,7 +368,7 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
   const ChunkBytes chunk{c.chunk_in, c.chunk_out};
   for (Rank r : group) {
     if (rep_ >= 0 && r != rep_) continue;
-    if (endpoint_ != nullptr && endpoint_->leave(r, chunk)) entry_freed_ = true;
+    if (endpoints_ != nullptr && endpoints_->leave(r, chunk)) entry_freed_ = true;
     const std::int32_t done = ++collectives_[rp.coll].rank_chunks_done[slot(r)];
     if (done > c.chunks) throw std::logic_error("invariant broken: a rank finished a chunk of a collective twice");
     if (done == c.chunks) rank_finished(rp.coll, r);
@@ -438,7 +438,7 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
     }
     for (const RunningPhase& rp : running_) running += rp.active && rp.coll == id ? 1 : 0;
     if (queued > 0) {
-      const std::string_view room = endpoint_ != nullptr ? endpoint_->entry_resource() : std::string_view();
+      const std::string_view room = endpoints_ != nullptr ? endpoints_->entry_resource() : std::string_view();
       line += "; " + std::to_string(queued) + " chunk-phases queued for a group (slot" +
               (room.empty() ? std::string() : " or " + std::string(room)) + ")";
     }

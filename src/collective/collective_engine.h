@@ -50,7 +50,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // `endpoint` may be null: communication then costs the endpoints nothing
   // and no per-NPU statistics are kept.
   CollectiveEngine(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveConfig cfg,
-                   Endpoints* endpoint = nullptr);
+                   Endpoints* endpoints = nullptr);
   CollectiveEngine(const CollectiveEngine&) = delete;
   CollectiveEngine& operator=(const CollectiveEngine&) = delete;
 
@@ -157,7 +157,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   const Topology& topo_;
   NetworkBackend& net_;
   CollectiveConfig cfg_;
-  Endpoints* endpoint_;
+  Endpoints* endpoints_;
   bool gated_;  // the endpoints admit chunks entering a collective (Endpoints::try_enter)
   ShapeCache shapes_;
   std::deque<Collective> collectives_;

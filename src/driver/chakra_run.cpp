@@ -98,7 +98,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   const bool symmetric = !options.full && asymmetry.empty();
 
   PlatformInstance pi(platform, symmetric);
-  for (const auto& [rank, factor] : options.stragglers) pi.endpoint.set_compute_slowdown(rank, factor);
+  for (const auto& [rank, factor] : options.stragglers) pi.endpoints.set_compute_slowdown(rank, factor);
   if (static_cast<Rank>(traces.size()) != pi.topology.num_npus()) {
     throw InputError(fmt::format("{} traces for a topology of {} NPUs", traces.size(), pi.topology.num_npus()));
   }
@@ -116,10 +116,10 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   }
   GraphRunOptions ro;
   ro.keep_ranks = options.trace_ranks;
-  GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoint, per_rank, ro);
+  GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, per_rank, ro);
   ex.start();
   run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
-  pi.endpoint.settle();
+  pi.endpoints.settle();
 
   ChakraReport rep;
   rep.prefix = prefix;
@@ -136,7 +136,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   rep.collectives = ex.collectives_created().size();
   rep.messages = ex.messages();
   rep.events = pi.sim.stats().events + pi.sim.stats().completions;
-  const EndpointSummary es = summarize_endpoints(pi.endpoint, pi.topology, platform.npu, ex.simulated_ranks(), rep.total_ps);
+  const EndpointSummary es = summarize_endpoints(pi.endpoints, pi.topology, platform.npu, ex.simulated_ranks(), rep.total_ps);
   rep.network_utilization_per_dim = es.network_utilization_per_dim;
   rep.network_bytes_per_dim = es.network_bytes_per_dim;
   rep.hbm_utilization_compute = es.hbm_utilization_compute;

@@ -47,7 +47,7 @@ std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* ke
                                        std::uint64_t bytes) {
   PlatformInstance pi(p, req != nullptr ? (!req->full && asymmetry_reason(p).empty()) : asymmetry_reason(p).empty());
   Simulation& sim = pi.sim;
-  Endpoints& endpoint = pi.endpoint;
+  Endpoints& endpoint = pi.endpoints;
   CollectiveEngine& engine = pi.collectives;
   KernelTimes kt;
   kt.sim = &sim;

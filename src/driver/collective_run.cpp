@@ -49,7 +49,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   PlatformInstance pi(platform, symmetric);
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
-  Endpoints& endpoint = pi.endpoint;
+  Endpoints& endpoint = pi.endpoints;
   CollectiveEngine& engine = pi.collectives;
   CollectiveRequest r;
   r.op = req.op;

@@ -187,11 +187,11 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
       throw std::invalid_argument("straggler rank " + std::to_string(rank) + " does not exist (0.." +
                                   std::to_string(pi.topology.num_npus() - 1) + ")");
     }
-    pi.endpoint.set_compute_slowdown(rank, factor);
+    pi.endpoints.set_compute_slowdown(rank, factor);
   }
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
-  Endpoints& endpoint = pi.endpoint;
+  Endpoints& endpoint = pi.endpoints;
   // Every rank runs the same program: one graph, shared.
   const TrainingGraph g = lower_training(workload, [&](const Kernel& k) { return endpoint.isolated_seconds(k) > 0.0; });
   TrainingRecorder recorder(workload, g, options.trace_ranks);

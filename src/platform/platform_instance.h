@@ -28,12 +28,12 @@ struct PlatformInstance {
   PlatformInstance(const PlatformConfig& config, bool symmetric)
       : topology(config.dims),
         network(make_network(config.network, sim, topology)),
-        endpoint(sim, topology, config.npu),
-        collectives(sim, topology, *network, config.collectives, &endpoint) {
+        endpoints(sim, topology, config.npu),
+        collectives(sim, topology, *network, config.collectives, &endpoints) {
     sim.fluid().set_checking(config.check);
     if (symmetric) {
       network->set_representative(0);
-      endpoint.set_representative(0);
+      endpoints.set_representative(0);
       collectives.set_representative(0);
     }
   }
@@ -43,7 +43,7 @@ struct PlatformInstance {
   Simulation sim;
   Topology topology;
   std::unique_ptr<NetworkBackend> network;
-  Endpoints endpoint;
+  Endpoints endpoints;
   CollectiveEngine collectives;
 };
 

@@ -24,7 +24,7 @@ GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBacke
       topo_(topo),
       net_(net),
       collectives_(collectives),
-      endpoint_(endpoint),
+      endpoints_(endpoint),
       options_(options),
       sim_ranks_(collectives.simulated_ranks()) {
   if (collectives.representative() > 0) throw std::invalid_argument("symmetric runs take rank 0 as the representative");
@@ -101,7 +101,7 @@ void GraphExecutor::start_stream(Rank r, Stream& s) {
     s.since = sim_.now();
     // The compute stream runs a kernel through the NPU model; the CPU a delay.
     if (compute) {
-      endpoint_.start_kernel(r, k, this, static_cast<std::uint64_t>(r));
+      endpoints_.start_kernel(r, k, this, static_cast<std::uint64_t>(r));
     } else {
       sim_.schedule_in(k.time_ps, this, static_cast<std::uint64_t>(r));
     }
@@ -268,9 +268,9 @@ void GraphExecutor::issue_send(Rank r, std::uint32_t node) {
   cost.op = CollectiveOp::kAllGather;
   cost.first = cost.last = true;
   cost.in_bytes = cost.out_bytes = bytes / 2.0;  // ACE: one HBM pass at each end
-  endpoint_.phase_begin(kP2pKeyBase + idx % kP2pKeyBase, members_);
-  endpoint_.phase_load(cost, members_, shape, bytes, load_);
-  endpoint_.record_traffic(shape, bytes);
+  endpoints_.phase_begin(kP2pKeyBase + idx % kP2pKeyBase, members_);
+  endpoints_.phase_load(cost, members_, shape, bytes, load_);
+  endpoints_.record_traffic(shape, bytes);
   net_.start(shape, bytes, collectives_.config().endpoint_delay_ps, this, idx, &load_);
 }
 
@@ -296,7 +296,7 @@ void GraphExecutor::transfer_done(std::uint64_t tag) {
   t.delivered = true;
   if (t.bytes > 0.0) {
     members_.assign({t.src, t.dst});
-    endpoint_.phase_end(kP2pKeyBase + static_cast<std::uint32_t>(tag) % kP2pKeyBase, members_);
+    endpoints_.phase_end(kP2pKeyBase + static_cast<std::uint32_t>(tag) % kP2pKeyBase, members_);
   }
   comm_end(t.src);
   comm_end(t.dst);

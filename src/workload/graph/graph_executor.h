@@ -79,7 +79,7 @@ class GraphExecutor final : private ActivityListener,
   // (symmetric), only rank 0 runs. Throws InputError for collectives the
   // platform cannot run, naming the node when the graph has `where`.
   GraphExecutor(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveEngine& collectives,
-                Endpoints& endpoint, std::vector<const WorkGraph*> graphs, GraphRunOptions options = {});
+                Endpoints& endpoints, std::vector<const WorkGraph*> graphs, GraphRunOptions options = {});
   GraphExecutor(const GraphExecutor&) = delete;
   GraphExecutor& operator=(const GraphExecutor&) = delete;
 
@@ -185,7 +185,7 @@ class GraphExecutor final : private ActivityListener,
   const Topology& topo_;
   NetworkBackend& net_;
   CollectiveEngine& collectives_;
-  Endpoints& endpoint_;
+  Endpoints& endpoints_;
   GraphRunOptions options_;
   Rank sim_ranks_;
   std::vector<RankState> ranks_;
