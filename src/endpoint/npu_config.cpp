@@ -1,19 +1,12 @@
 #include "endpoint/npu_config.h"
 
-#include <cctype>
 #include <cmath>
 
 #include "endpoint/executor_registry.h"
+#include "registry/registry.h"
 
 namespace acesim {
 namespace {
-std::string squash(std::string_view s) {
-  std::string n;
-  for (char c : s) {
-    if (c != '-' && c != '_' && c != ' ') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return n;
-}
 bool positive(double v) { return v > 0.0 && std::isfinite(v); }
 }  // namespace
 
@@ -28,7 +21,7 @@ std::string_view to_string(HbmSharing h) {
 }
 
 std::optional<HbmSharing> parse_hbm_sharing(std::string_view s) {
-  const std::string n = squash(s);
+  const std::string n = normalize_name(s);
   if (n == "fair") return HbmSharing::kFair;
   if (n == "computepriority") return HbmSharing::kComputePriority;
   if (n == "communicationpriority" || n == "commpriority") return HbmSharing::kCommPriority;
