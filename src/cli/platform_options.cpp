@@ -12,7 +12,7 @@ const CLI::Validator& non_empty() {
 }
 
 void add_platform_options(CLI::App* app, PlatformOptions& o) {
-  app->add_option("--platform", o.platform, "acesim platform YAML, or a preset: " + preset_registry().choices() + " (default: default)")
+  app->add_option("--platform", o.platform, "acesim platform YAML, or a preset: " + preset_registry().choices() + " (none given: the preset default)")
       ->check(non_empty());
   app->add_option("--network", o.network, "ASTRA-sim 2.0 analytical network YAML")->check(non_empty());
   app->add_option("--system", o.system, "ASTRA-sim 2.0 system JSON")->check(non_empty());
