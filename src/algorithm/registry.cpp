@@ -11,6 +11,8 @@ AlgorithmRegistry& algorithm_registry() {
 
 Algorithm register_algorithm(AlgorithmRegistry& registry, CollectiveAlgorithm alg) {
   if (!alg.pattern || !alg.unsupported) throw std::logic_error("algorithm '" + alg.name + "' needs pattern and unsupported");
+  // The shape cache packs the id into 13 bits (collective/collective_engine.cpp).
+  if (registry.size() >= 8192) throw std::logic_error("more than 8192 collective algorithms");
   alg.id = static_cast<int>(registry.size());
   return &registry.add(std::move(alg));
 }

@@ -98,12 +98,12 @@ PlatformConfig load_platform(const PlatformRequest& o) {
   PlatformConfig platform = read_platform(o);
   if (!o.backend.empty()) {
     const NetworkBackendType* b = backend_registry().find(o.backend);
-    if (b == nullptr) throw InputError("--backend: unknown backend '" + o.backend + "'" + suggestion(o.backend, backend_registry().names()));
+    if (b == nullptr) throw InputError("--backend: " + backend_registry().unknown(o.backend));
     platform.network.backend = b->name;
   }
   if (!o.granularity.empty()) {
     const auto g = parse_granularity(o.granularity);
-    if (!g) throw InputError("--granularity: unknown granularity '" + o.granularity + "' (valid: phase, step)");
+    if (!g) throw InputError("--granularity: unknown granularity '" + o.granularity + "'" + suggestion(o.granularity, granularity_names()));
     platform.network.granularity = *g;
   }
   if (!o.executor.empty()) {

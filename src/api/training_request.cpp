@@ -8,7 +8,7 @@
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
 #include "workload/formats/format_registry.h"
-#include "workload/models/models.h"
+#include "workload/models/model_registry.h"
 
 namespace acesim::api {
 namespace {
@@ -76,17 +76,15 @@ Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform,
     }
     w = table_format(o.workload_format).read_table(wc.file, topo);
   } else {
-    const auto names = model_names();
-    if (std::find(names.begin(), names.end(), wc.model) == names.end()) {
-      throw InputError("unknown model '" + wc.model + "'" + suggestion(wc.model, names));
-    }
+    const ModelEntry* model = find_model(wc.model);
+    if (model == nullptr) throw InputError("unknown model '" + wc.model + "'" + suggestion(wc.model, model_names()));
     ModelOptions mo;
     mo.batch_per_npu = wc.batch_per_npu;
     mo.bytes_per_element = wc.bytes_per_element;
     mo.iterations = wc.iterations;
     mo.data_dims = wc.data_dims;
     mo.model_dims = wc.model_dims;
-    w = build_model(wc.model, mo, topo);
+    w = model->build(mo, topo);
   }
   w.iterations = wc.iterations;
   return w;

@@ -9,14 +9,14 @@
 #include "calibrate/gpu_calibration.h"
 #include "cli/commands.h"
 #include "cli/platform_options.h"
-#include "config/embedded.h"
 #include "config/input_error.h"
 #include "config/platform.h"
+#include "config/presets.h"
 
 namespace acesim::cli {
 namespace {
 
-constexpr const char* kDefaultBase = "presets/hgx-h200.yaml";
+constexpr const char* kDefaultBase = "hgx-h200";  // a preset
 
 struct Options {
   std::string dir;
@@ -42,12 +42,12 @@ int run(const Options& o) {
   Calibration c;
   std::string base_text, base_name;
   if (fitting) {
-    base_name = o.base.empty() ? kDefaultBase : o.base;
-    base_text = o.base.empty() ? std::string(embedded_file(kDefaultBase)) : read_text_file(o.base);
+    base_text = platform_yaml(o.base.empty() ? kDefaultBase : o.base, base_name);
     const PlatformConfig base = parse_platform_yaml(base_text, base_name);
     c = fit_calibration(m, base.npu);
   } else {
-    c = check_calibration(m, load_platform_file(o.platform).npu);
+    std::string name;
+    c = check_calibration(m, parse_platform_yaml(platform_yaml(o.platform, name), name).npu);
   }
   if (!o.out.empty()) write_file(o.out, calibrated_platform_yaml(c, m, base_text, base_name), "--out");
   if (!o.csv.empty()) write_file(o.csv, predictions_csv(c), "--csv");
@@ -70,7 +70,7 @@ std::function<int()> add_calibrate_command(CLI::App& app) {
       ->required()
       ->check(non_empty());
   c->add_option("--base", o->base, "the platform whose topology, network and collectives the calibrated one keeps "
-                                   "(default: built-in presets/hgx-h200.yaml)")
+                                   "(a file or a preset; default: the hgx-h200 preset)")
       ->check(non_empty());
   c->add_option("--platform", o->platform, "check this platform's NPU against the measurements instead of fitting")
       ->check(non_empty());

@@ -20,6 +20,7 @@ bool runs_later(std::int64_t oa, int pa, int ca, std::int64_t ob, int pb, int cb
 }
 
 std::uint64_t shape_key(CollectiveOp op, Algorithm alg, std::uint32_t mask, Rank base) {
+  if (alg->id < 0) throw std::logic_error("algorithm '" + alg->name + "' was not added with register_algorithm()");
   // At most 16 dimensions (mask), 4 operations, 8192 algorithms.
   return pack_key(mask | (static_cast<std::uint32_t>(op) << 16) | (static_cast<std::uint32_t>(alg->id) << 19),
                   static_cast<std::uint32_t>(base));

@@ -1,5 +1,7 @@
 #include "config/presets.h"
 
+#include <filesystem>
+
 #include "config/embedded.h"
 
 namespace acesim {
@@ -26,9 +28,24 @@ PresetRegistry& preset_registry() {
   return registry;
 }
 
+std::string preset_yaml(const PlatformPreset& preset) {
+  return preset.yaml.empty() ? std::string(embedded_file(preset.file)) : preset.yaml;
+}
+
 PlatformConfig load_preset(const PlatformPreset& preset) {
-  if (!preset.yaml.empty()) return parse_platform_yaml(preset.yaml, "preset " + preset.name);
-  return parse_platform_yaml(embedded_file(preset.file), preset.file);
+  return parse_platform_yaml(preset_yaml(preset), preset.yaml.empty() ? preset.file : "preset " + preset.name);
+}
+
+std::string platform_yaml(const std::string& file_or_preset, std::string& source) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file_or_preset, ec)) {
+    if (const PlatformPreset* p = preset_registry().find(file_or_preset)) {
+      source = p->yaml.empty() ? p->file : "preset " + p->name;
+      return preset_yaml(*p);
+    }
+  }
+  source = file_or_preset;
+  return read_text_file(file_or_preset);
 }
 
 }  // namespace acesim

@@ -23,5 +23,10 @@ void register_builtin_presets(PresetRegistry& registry);
 
 // The preset's platform; its source is the preset's file.
 PlatformConfig load_preset(const PlatformPreset& preset);
+// Its YAML text.
+std::string preset_yaml(const PlatformPreset& preset);
+// The YAML text of a platform file, or of the preset of that name when no
+// such file exists; `source` is set to what it is called in messages.
+std::string platform_yaml(const std::string& file_or_preset, std::string& source);
 
 }  // namespace acesim

@@ -1,5 +1,6 @@
 #include "engine/simulation.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,12 @@ void Simulation::add_event_source(EventSource* source) {
     if (s == source) throw std::logic_error("add_event_source: added twice");
   }
   sources_.push_back(source);
+}
+
+void Simulation::remove_event_source(EventSource* source) {
+  const auto it = std::find(sources_.begin(), sources_.end(), source);
+  if (it == sources_.end()) throw std::logic_error("remove_event_source: not added");
+  sources_.erase(it);
 }
 
 bool Simulation::run(TimePs until) {

@@ -68,6 +68,8 @@ class Simulation {
   // `source` must outlive the simulation's run(). Throws std::logic_error
   // when it is already added.
   void add_event_source(EventSource* source);
+  // A source that goes away before the simulation must be removed first.
+  void remove_event_source(EventSource* source);
 
   FluidModel& fluid() { return fluid_; }
   const FluidModel& fluid() const { return fluid_; }

@@ -11,6 +11,7 @@
 // "all-reduce", "ALL_REDUCE" and "allreduce" are one name.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <span>
@@ -58,9 +59,21 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Throws std::logic_error when a name or alias is already taken.
+  // Throws std::logic_error when a name or alias is already taken. Aliases
+  // that are the name (or another alias) once normalised are dropped.
+  // Registries are not locked: add entries before simulations run on
+  // several threads (lookups from many threads are safe).
   const Entry& add(Entry entry) {
     if (entry.name.empty()) throw std::logic_error(family_ + ": an entry needs a name");
+    std::vector<std::string> aliases;
+    std::vector<std::string> seen{normalize_name(entry.name)};
+    for (std::string& a : entry.aliases) {
+      const std::string n = normalize_name(a);
+      if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+      seen.push_back(n);
+      aliases.push_back(std::move(a));
+    }
+    entry.aliases = std::move(aliases);
     for (const std::string& n : spellings(entry)) {
       if (find(n) != nullptr) throw std::logic_error(family_ + ": '" + n + "' is registered twice");
     }

@@ -232,7 +232,7 @@ const TransferShape& GraphExecutor::p2p_shape(Rank src, Rank dst) {
     st.messages.push_back({0, 1, 1.0});
     p.steps.push_back(st);
     const Rank members[2] = {src, dst};
-    it = p2p_shapes_.emplace(key, std::make_unique<TransferShape>(build_shape(topo_, p, members))).first;
+    it = p2p_shapes_.emplace(key, std::make_unique<TransferShape>(build_shape(topo_, p, members, net_.wants_messages()))).first;
   }
   return *it->second;
 }

@@ -23,6 +23,8 @@ ModelRegistry& model_registry() {
   return registry;
 }
 
+// Model names are matched exactly, as they are spelled in the list: a model
+// name is also a file-name-like identifier in configs and tests.
 const ModelEntry* find_model(const std::string& name) {
   for (const ModelEntry& e : model_registry().entries()) {
     if (e.name == name) return &e;

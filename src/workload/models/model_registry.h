@@ -23,7 +23,7 @@ using ModelRegistry = Registry<ModelEntry>;
 ModelRegistry& model_registry();
 void register_builtin_models(ModelRegistry& registry);
 // The entry named exactly `name` (model names are spelled as listed; no
-// case or punctuation folding), or nullptr.
+// case or punctuation folding, unlike other families), or nullptr.
 const ModelEntry* find_model(const std::string& name);
 
 
