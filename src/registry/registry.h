@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace acesim {
@@ -78,16 +79,15 @@ class Registry {
       if (find(n) != nullptr) throw std::logic_error(family_ + ": '" + n + "' is registered twice");
     }
     entries_.push_back(std::move(entry));
+    for (const std::string& n : seen) index_.emplace_back(n, &entries_.back());
     return entries_.back();
   }
 
   // nullptr when no entry has this name or alias.
   const Entry* find(std::string_view name) const {
     const std::string n = normalize_name(name);
-    for (const Entry& e : entries_) {
-      for (const std::string& s : spellings(e)) {
-        if (normalize_name(s) == n) return &e;
-      }
+    for (const auto& [spelling, entry] : index_) {
+      if (spelling == n) return entry;
     }
     return nullptr;
   }
@@ -122,6 +122,7 @@ class Registry {
   }
   std::string family_;
   std::deque<Entry> entries_;
+  std::vector<std::pair<std::string, const Entry*>> index_;  // normalised spellings, in order
 };
 
 }  // namespace acesim
