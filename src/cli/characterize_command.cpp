@@ -10,6 +10,7 @@
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
+#include "registry/registry.h"
 #include "report/characterization.h"
 
 namespace acesim::cli {
@@ -65,7 +66,7 @@ std::function<int()> add_characterize_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "characterize", "The endpoint characterization: bandwidth vs compute units (units) and vs HBM bandwidth (hbm), "
                       "kernel slowdown under overlap (overlap), HBM bytes per network byte (traffic)");
-  c->add_option("study", o->study, "units | hbm | overlap | traffic")->required()->check(CLI::IsMember({"units", "hbm", "overlap", "traffic"}));
+  c->add_option("study", o->study, join_names(study_names()))->required()->check(CLI::IsMember(study_names()));
   add_platform_options(c, o->platform);
   c->add_option("--op", o->op, "collective operation")->capture_default_str();
   c->add_option("--bytes", o->bytes, "collective size")->capture_default_str()->check(non_empty());

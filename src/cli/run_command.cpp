@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"
+#include "config/units.h"
 #include "report/chakra_report.h"
 #include "report/training_report.h"
 #include "workload/formats/format_registry.h"
@@ -148,7 +149,7 @@ std::function<int()> add_run_command(CLI::App& app) {
       ->check(non_empty());
   c->add_option("--model", o->request.model, "built-in model: " + join_names(model_names()))->check(non_empty());
   o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
-  c->add_option("--precision", o->request.precision, "fp16 | bf16 | fp32 | fp8 (built-in models)")->check(non_empty());
+  c->add_option("--precision", o->request.precision, join_names(precision_names()) + " (built-in models)")->check(non_empty());
   o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2)");
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");
