@@ -10,7 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include "chakra/chakra_trace.h"
+#include "chakra/chakra_writer.h"
+#include "driver/chakra_run.h"
 #include "network/network.h"
+#include "scratch_dir.h"
 #include "support.h"
 
 namespace acesim {
@@ -151,6 +155,23 @@ TEST(NetworkBackendRegistry, AMessageLevelBackendRunsEndToEnd) {
   CollectiveRequestSpec req;
   req.full = true;
   EXPECT_NEAR(ps_to_ns(run_collective(q, req, 64 << 20).time_ps), ps_to_ns(run_collective(f, req, 64 << 20).time_ps), 1e-3);
+}
+
+// Point-to-point messages of Chakra traces reach the backend with their
+// message too: 1 MiB from rank 0 to rank 1 over one hop of a ring of 2.
+class MessageBackendChakra : public test::ScratchDirTest {};
+
+TEST_F(MessageBackendChakra, SendsAndReceivesAsMessages) {
+  register_message_backend();
+  PlatformConfig p = test::platform({test::dim(DimKind::kRing, 2, 50, 500)}, "test-messages");
+  p.npu.executor = "ideal";
+  test::chakra::TraceWriter a, b;
+  a.send(1, "send", 1, 1 << 20);
+  b.recv(1, "recv", 0, 1 << 20);
+  const std::string prefix = test::chakra::write_ranks(dir_, "p2p", {a, b});
+  const ChakraReport r = run_chakra(p, chakra::read_traces(prefix, 2), prefix);
+  EXPECT_NEAR(ps_to_ns(r.total_ps), 500 + (1 << 20) / 50.0, 1e-3);
+  EXPECT_EQ(r.messages, 1u);
 }
 
 // An event source alone: the simulation advances to its times, before the
