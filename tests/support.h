@@ -29,6 +29,15 @@ inline DimensionSpec dim(DimKind kind, int npus, double bw_GBps, double lat_ns) 
   return d;
 }
 
+// The closed-form tests' setting: a collective of kS bytes on links of kB
+// bytes/s per direction and kA ns each.
+namespace closed_form {
+constexpr double kS = 64.0 * 1024 * 1024;  // bytes
+constexpr double kB = 100e9;               // bytes/s per link direction
+constexpr double kA = 500.0;               // ns per link
+inline double xfer_ns(double bytes) { return bytes / kB * 1e9; }
+}  // namespace closed_form
+
 inline void set_algorithm(PlatformConfig& p, CollectiveOp op, Algorithm alg) {
   auto& oc = p.collectives.op(op);
   oc.per_dim.assign(p.dims.size(), alg);

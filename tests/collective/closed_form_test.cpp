@@ -13,11 +13,7 @@ namespace {
 using test::dim;
 using test::platform;
 
-constexpr double kS = 64.0 * 1024 * 1024;  // bytes
-constexpr double kB = 100e9;               // bytes/s per link direction
-constexpr double kA = 500.0;               // ns per link
-
-double xfer_ns(double bytes) { return bytes / kB * 1e9; }
+using namespace test::closed_form;
 
 struct Case {
   std::string name;

@@ -19,11 +19,7 @@ namespace {
 using test::dim;
 using test::platform;
 
-constexpr double kS = 64.0 * 1024 * 1024;  // bytes
-constexpr double kB = 100e9;               // bytes/s per link direction
-constexpr double kA = 500.0;               // ns per link
-
-double xfer_ns(double bytes) { return bytes / kB * 1e9; }
+using namespace test::closed_form;
 
 // A line: a ring without the wrap-around link. Link ids as the ring's (2 per
 // NPU, positive first); the end NPUs' missing links are holes no route uses.
