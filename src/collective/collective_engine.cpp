@@ -82,24 +82,20 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
     }
     c.chunks = std::max(c.chunks, static_cast<int>(needed));
   }
-  c.chunk_bytes = req.bytes / c.chunks;
   for (int d : dims) c.group_npus *= topo_.dim(d).npus;
-  const double n = static_cast<double>(c.group_npus);
-  switch (req.op) {
-    case CollectiveOp::kAllReduce:
-    case CollectiveOp::kAllToAll:
-      c.chunk_in = c.chunk_out = c.chunk_bytes;
-      break;
-    case CollectiveOp::kReduceScatter:
-      c.chunk_in = c.chunk_bytes;
-      c.chunk_out = c.chunk_bytes / n;
-      break;
-    case CollectiveOp::kAllGather:
-      c.chunk_in = c.chunk_bytes / n;
-      c.chunk_out = c.chunk_bytes;
-      break;
-  }
+  set_chunk_bytes(c);
   if (endpoints_ != nullptr && !c.specs.empty()) {
+    // An executor that cannot hold a whole chunk streams it in pieces; each
+    // piece walks the phases as a chunk does (docs/model.md, "ace executor").
+    const int pieces = endpoints_->pieces(ChunkBytes{c.chunk_in, c.chunk_out});
+    if (pieces > 1) {
+      if (static_cast<double>(c.chunks) * pieces > 1'000'000.0) {
+        throw std::invalid_argument("a collective of " + std::to_string(static_cast<long long>(req.bytes)) +
+                                    " bytes would stream more than 1000000 pieces through the endpoint");
+      }
+      c.chunks *= pieces;
+      set_chunk_bytes(c);
+    }
     const std::string why = endpoints_->unfit_reason(ChunkBytes{c.chunk_in, c.chunk_out});
     if (!why.empty()) throw std::invalid_argument(why);
   }
@@ -123,6 +119,25 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   c.rank_arrived.assign(static_cast<std::size_t>(simulated_ranks()), 0);
   collectives_.push_back(std::move(c));
   return static_cast<CollectiveId>(collectives_.size() - 1);
+}
+
+void CollectiveEngine::set_chunk_bytes(Collective& c) const {
+  c.chunk_bytes = c.req.bytes / c.chunks;
+  const double n = static_cast<double>(c.group_npus);
+  switch (c.req.op) {
+    case CollectiveOp::kAllReduce:
+    case CollectiveOp::kAllToAll:
+      c.chunk_in = c.chunk_out = c.chunk_bytes;
+      break;
+    case CollectiveOp::kReduceScatter:
+      c.chunk_in = c.chunk_bytes;
+      c.chunk_out = c.chunk_bytes / n;
+      break;
+    case CollectiveOp::kAllGather:
+      c.chunk_in = c.chunk_bytes / n;
+      c.chunk_out = c.chunk_bytes;
+      break;
+  }
 }
 
 long long CollectiveEngine::instance_of(const Phase& ph, Rank r) const {

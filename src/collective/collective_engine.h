@@ -134,6 +134,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   };
 
   long long instance_of(const Phase& ph, Rank r) const;
+  // A chunk's bytes, and its input and output at one NPU, from c.chunks.
+  void set_chunk_bytes(Collective& c) const;
   std::size_t slot(Rank r) const { return rep_ >= 0 ? 0 : static_cast<std::size_t>(r); }
   std::int32_t needed(const Collective& c, int phase) const {
     return rep_ >= 0 ? 1 : static_cast<std::int32_t>(c.specs[phase].group_size);

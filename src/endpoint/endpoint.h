@@ -94,6 +94,7 @@ class Endpoints {
   void phase_end(std::uint32_t collective, std::span<const Rank> members) { executor_->phase_end(collective, members); }
   // See Executor: admission of chunks entering a collective.
   std::string unfit_reason(const ChunkBytes& chunk) const { return executor_->unfit_reason(chunk); }
+  int pieces(const ChunkBytes& chunk) const { return executor_->pieces(chunk); }
   bool gates_entry() const { return executor_->gates_entry(); }
   bool try_enter(std::span<const Rank> members, const ChunkBytes& chunk) { return executor_->try_enter(members, chunk); }
   bool leave(Rank r, const ChunkBytes& chunk) { return executor_->leave(r, chunk); }

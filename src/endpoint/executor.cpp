@@ -24,6 +24,7 @@ void Executor::phase_begin(std::uint32_t, std::span<const Rank>) {}
 void Executor::phase_end(std::uint32_t, std::span<const Rank>) {}
 
 std::string Executor::unfit_reason(const ChunkBytes&) const { return {}; }
+int Executor::pieces(const ChunkBytes&) const { return 1; }
 
 bool Executor::try_enter(std::span<const Rank>, const ChunkBytes&) { return true; }
 

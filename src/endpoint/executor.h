@@ -84,6 +84,9 @@ class Executor {
   // Why a collective whose chunks have these bytes can never run (one line
   // for the user), or an empty string.
   virtual std::string unfit_reason(const ChunkBytes& chunk) const;
+  // Into how many pieces a chunk is streamed (an engine whose buffer cannot
+  // hold a whole chunk); 1 by default. Each piece runs as a chunk of its own.
+  virtual int pieces(const ChunkBytes& chunk) const;
   // Whether try_enter can refuse; when false, the collective engine skips
   // admission altogether.
   virtual bool gates_entry() const { return false; }

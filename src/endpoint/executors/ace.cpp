@@ -6,6 +6,7 @@
 // executor").
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -63,6 +64,18 @@ class AceExecutor final : public Executor {
     return "ace: a chunk of " + std::to_string(static_cast<long long>(std::ceil(f))) +
            " bytes per NPU does not fit the ACE SRAM (communication.ace.sram = " + std::to_string(ace_.sram_bytes) +
            " bytes); split collectives into more chunks (collectives.chunks, collectives.max_chunk_bytes or --chunks)";
+  }
+
+  // A chunk larger than the SRAM streams through it in pieces of at most
+  // half the SRAM, so that the DMA fills one piece while the previous one
+  // is on the network (double buffering): k = ceil(footprint / (SRAM / 2)).
+  // A chunk that fits runs whole, as before.
+  int pieces(const ChunkBytes& chunk) const override {
+    const double f = footprint(chunk);
+    const double sram = static_cast<double>(ace_.sram_bytes);
+    if (f <= sram) return 1;
+    const double k = std::ceil(f / (sram / 2.0));
+    return k > 2e9 ? std::numeric_limits<int>::max() : static_cast<int>(k);
   }
 
   bool gates_entry() const override { return true; }
