@@ -2,6 +2,14 @@
 # Both install missing Debian packages first, then build Release with CMake.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
+# Compiles go through ccache when it is there (install-deps.sh installs it).
+# Paths are taken relative to the checkout's parent, so two checkouts (a
+# clone for CI beside a working tree) share cached objects.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+LAUNCHER := -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+export CCACHE_BASEDIR := $(abspath $(CURDIR)/..)
+endif
 
 .PHONY: all deps build demo test bench test-sanitize fuzz clean gpu-characterize
 
@@ -11,7 +19,7 @@ deps:
 	@./scripts/install-deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
@@ -26,7 +34,7 @@ bench: build
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs it).
 test-sanitize: deps
-	@cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACESIM_SANITIZE=ON -DACESIM_BUILD_BENCH=OFF >/dev/null
+	@cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACESIM_SANITIZE=ON -DACESIM_BUILD_BENCH=OFF $(LAUNCHER) >/dev/null
 	@cmake --build build-sanitize -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-sanitize --output-on-failure -j $(JOBS)
@@ -35,14 +43,14 @@ test-sanitize: deps
 FUZZ_SECONDS ?= 20
 fuzz: deps
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-	  -DACESIM_FUZZ=ON -DACESIM_BUILD_TESTS=OFF -DACESIM_BUILD_BENCH=OFF >/dev/null
+	  -DACESIM_FUZZ=ON -DACESIM_BUILD_TESTS=OFF -DACESIM_BUILD_BENCH=OFF $(LAUNCHER) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS)
 	./fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 # The CUDA microbenchmarks (tools/gpu-characterize), only where nvcc is.
 gpu-characterize: deps
 	@if command -v nvcc >/dev/null 2>&1; then \
-	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null && \
 	  cmake --build $(BUILD_DIR) --target gpu-characterize; \
 	else \
 	  echo "gpu-characterize: skipped (no nvcc)"; \

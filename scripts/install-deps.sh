@@ -3,7 +3,7 @@
 # Used by `make demo` and `make test`; safe to run again.
 set -euo pipefail
 packages=(
-  cmake g++ make ninja-build pkg-config
+  cmake g++ make ninja-build pkg-config ccache
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-matplotlib
