@@ -68,7 +68,7 @@ PlatformConfig platform_for(const Case& c) {
 
 // Every rank simulated (--full): the benchmark measures the full engine,
 // not the symmetric shortcut (which bench/run.sh times separately).
-const CollectiveRequestSpec kAllReduce{CollectiveOp::kAllReduce, {}, true};
+const CollectiveRequestSpec kAllReduce{CollectiveOp::kAllReduce, {}, true, {}};
 
 void BM_Run(benchmark::State& state, const Case& c) {
   const PlatformConfig platform = platform_for(c);

@@ -56,6 +56,7 @@ struct CollectiveRequest {
   std::optional<std::string> max_bytes;  // default 256MiB (or min_bytes when larger)
   long long step_factor = 2;
   std::optional<std::string> dims;  // default: all
+  std::vector<std::string> stragglers;  // "RANK=FACTOR": that NPU's links are FACTOR times slower
 };
 struct CollectiveRun {
   PlatformConfig platform;

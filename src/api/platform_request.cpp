@@ -128,6 +128,7 @@ CollectiveRun simulate_collectives(const CollectiveRequest& o) {
   run.spec.op = parse_op("--op", o.op);
   run.spec.full = o.platform.full;
   if (o.dims) run.spec.dims = parse_dims("--dims", *o.dims, static_cast<int>(run.platform.dims.size()));
+  if (!o.stragglers.empty()) run.spec.stragglers = parse_stragglers(o.stragglers, Topology(run.platform.dims).num_npus());
   std::vector<std::uint64_t> sizes;
   if (o.bytes) {
     if (o.min_bytes || o.max_bytes) throw InputError("--bytes cannot be combined with --min-bytes/--max-bytes");

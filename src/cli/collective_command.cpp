@@ -49,6 +49,8 @@ std::function<int()> add_collective_command(CLI::App& app) {
   c->add_option("--step-factor", o->request.step_factor, "sweep multiplier")->capture_default_str();
   CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
+  c->add_option("--straggler", o->request.stragglers,
+                "RANK=FACTOR: that NPU's links (in and out) carry FACTOR times less (repeatable; runs in full)");
   return [o, bytes, min_bytes, max_bytes, dims] {
     // Whether each option was given at all (an empty value still counts).
     api::CollectiveRequest& r = o->request;

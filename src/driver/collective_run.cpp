@@ -43,10 +43,12 @@ void check_collective_limits(const PlatformConfig& platform, const CollectiveReq
 }
 
 CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
-  const std::string asymmetry = asymmetry_reason(platform);
+  std::string asymmetry = asymmetry_reason(platform);
+  if (asymmetry.empty() && !req.stragglers.empty()) asymmetry = "stragglers";
   const bool symmetric = !req.full && asymmetry.empty();
   check_collective_limits(platform, req, bytes, symmetric);
   PlatformInstance pi(platform, symmetric);
+  for (const auto& [rank, factor] : req.stragglers) pi.topology.set_npu_link_slowdown(rank, factor);
   Simulation& sim = pi.sim;
   const Topology& topo = pi.topology;
   Endpoints& endpoint = pi.endpoints;

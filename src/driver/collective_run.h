@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collective/types.h"
@@ -16,6 +17,9 @@ struct CollectiveRequestSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::vector<int> dims;  // empty: all
   bool full = false;      // simulate every rank even when one could stand for all
+  // Stragglers: rank -> factor by which its endpoint's links are slower
+  // (Topology::set_npu_link_slowdown). Any makes the run full.
+  std::vector<std::pair<Rank, double>> stragglers;
 };
 
 struct CollectiveResult {

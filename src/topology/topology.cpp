@@ -1,5 +1,7 @@
 #include "topology/topology.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -130,7 +132,21 @@ std::string Topology::node_name(NodeId n) const {
 
 Link Topology::link(LinkId id) const {
   const int d = dim_of_link(id);
-  return fabrics_[d]->link(place(d), id - link_base_[d]);
+  Link l = fabrics_[d]->link(place(d), id - link_base_[d]);
+  if (!npu_slowdown_.empty()) {
+    double f = 1.0;
+    if (is_npu(l.src_node)) f = std::max(f, npu_slowdown_[static_cast<std::size_t>(l.src_node)]);
+    if (is_npu(l.dst_node)) f = std::max(f, npu_slowdown_[static_cast<std::size_t>(l.dst_node)]);
+    l.bandwidth_Bps /= f;
+  }
+  return l;
+}
+
+void Topology::set_npu_link_slowdown(Rank npu, double factor) {
+  if (npu < 0 || npu >= num_npus_) throw std::invalid_argument("straggler rank " + std::to_string(npu) + " does not exist");
+  if (!(factor > 0.0) || !std::isfinite(factor)) throw std::invalid_argument("straggler factor must be > 0");
+  if (npu_slowdown_.empty()) npu_slowdown_.assign(static_cast<std::size_t>(num_npus_), 1.0);
+  npu_slowdown_[static_cast<std::size_t>(npu)] = factor;
 }
 
 std::string Topology::link_name(LinkId id) const {

@@ -111,6 +111,10 @@ class Topology {
   // Links.
   LinkId num_links() const { return num_links_; }
   Link link(LinkId id) const;
+  // A straggler's endpoint: the links into and out of NPU `npu` carry
+  // `factor` (> 1: slower) times less; a link between two stragglers takes
+  // the larger factor. Set before anything reads the links.
+  void set_npu_link_slowdown(Rank npu, double factor);
   // "dim0:npu3->npu4", "dim1:npu2->switch".
   std::string link_name(LinkId id) const;
   // The NPU whose links stand for this one when one rank stands for all:
@@ -141,6 +145,7 @@ class Topology {
   std::vector<TimePs> latency_ps_;
   Rank num_npus_ = 1;
   LinkId num_links_ = 0;
+  std::vector<double> npu_slowdown_;  // per NPU, empty when none is slowed
   NodeId num_nodes_ = 0;
 };
 
