@@ -85,12 +85,4 @@ void WorkGraph::finish() {
   std::vector<std::uint32_t>().swap(dep_begin_);
 }
 
-std::size_t WorkGraph::memory_bytes() const {
-  std::size_t b = nodes_.capacity() * sizeof(GraphNode) + kernels_.capacity() * sizeof(Kernel) +
-                  messages_.capacity() * sizeof(MessageSpec) + indegree_.capacity() * 4 + child_begin_.capacity() * 4 +
-                  children_.capacity() * 4 + child_delay_.capacity() * sizeof(TimePs);
-  for (const CollectiveSpec& c : collectives_) b += sizeof(c) + c.dims.capacity() * sizeof(int) + c.name.capacity();
-  return b;
-}
-
 }  // namespace acesim

@@ -95,7 +95,6 @@ class WorkGraph {
   std::uint32_t child_end(std::uint32_t i) const { return child_begin_[i + 1]; }
   std::uint32_t child(std::uint32_t e) const { return children_[e]; }
   TimePs child_delay(std::uint32_t e) const { return child_delay_[e]; }
-  std::size_t memory_bytes() const;
 
   // Where the graph came from, for messages ("x.0.et", a workload's name).
   std::string source;
