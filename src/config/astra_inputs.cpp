@@ -21,6 +21,11 @@ using json = nlohmann::ordered_json;
 
 using limits::kMaxDelayNs;
 
+// ASTRA-sim's analytical backends read a network file's "GB/s" as 2^30 bytes
+// per second (astra-network-analytical, bw_GBps_to_Bpns: "1 GB is 2^30 B"),
+// so 50 there is 53.69 GB/s in acesim's decimal units.
+constexpr double kAstraGBInBytes = 1073741824.0;
+
 // "1 entry", "2 entries".
 std::string count_of(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -67,10 +72,11 @@ std::vector<DimensionSpec> read_network(std::string_view network_text, const std
     if (total > limits::kMaxNpus) {
       throw_input_error(file, line_of(root["npus_count"]), "npus_count", "more than 16777216 NPUs in total");
     }
-    d.bandwidth_GBps = number(root["bandwidth"][i], file, "bandwidth" + idx);
-    if (!(d.bandwidth_GBps >= limits::kMinBandwidthGBps && d.bandwidth_GBps <= limits::kMaxBandwidthGBps)) {
+    const double bandwidth = number(root["bandwidth"][i], file, "bandwidth" + idx);
+    if (!(bandwidth >= limits::kMinBandwidthGBps && bandwidth <= limits::kMaxBandwidthGBps)) {
       throw_input_error(file, line_of(root["bandwidth"][i]), "bandwidth" + idx, "must be in 1e-6..1e9 GB/s, got " + bw[i]);
     }
+    d.bandwidth_GBps = bandwidth * kAstraGBInBytes / 1e9;
     d.latency_ns = number(root["latency"][i], file, "latency" + idx);
     if (d.latency_ns < 0.0) throw_input_error(file, line_of(root["latency"][i]), "latency" + idx, "must be >= 0 ns, got " + lat[i]);
     if (d.latency_ns > kMaxDelayNs) {

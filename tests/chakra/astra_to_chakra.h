@@ -13,6 +13,7 @@
 #include <string>
 
 #include "chakra_writer.h"
+#include "topology/topology.h"
 #include "workload/workload.h"
 
 namespace acesim::test::chakra {
@@ -27,7 +28,8 @@ inline wire::CollectiveCommType wire_type(CollectiveOp op) {
   return wire::ALL_REDUCE;
 }
 
-inline TraceWriter workload_to_chakra(const Workload& w, int num_dims) {
+inline TraceWriter workload_to_chakra(const Workload& w, const Topology& topo) {
+  const int num_dims = topo.num_dims();
   TraceWriter t;
   uint64_t next = 0;
   std::vector<uint64_t> chain;  // what the next compute waits for
@@ -49,8 +51,13 @@ inline TraceWriter workload_to_chakra(const Workload& w, int num_dims) {
     }
     std::vector<bool> involved(static_cast<std::size_t>(num_dims), false);
     for (int d : c.dims) involved[static_cast<std::size_t>(d)] = true;
+    // Chakra's all-gather comm_size is each rank's input, acesim's the output.
+    double bytes = c.bytes;
+    if (*c.op == CollectiveOp::kAllGather) {
+      for (int d : c.dims) bytes /= topo.dim(d).npus;
+    }
     const uint64_t id = next++;
-    t.coll(id, name, wire_type(*c.op), static_cast<int64_t>(c.bytes), {after}, involved);
+    t.coll(id, name, wire_type(*c.op), static_cast<int64_t>(bytes), {after}, involved);
     return id;
   };
   for (const Layer& l : w.layers) {

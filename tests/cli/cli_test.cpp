@@ -308,12 +308,13 @@ TEST_F(Cli, OutputIsDeterministic) {
   EXPECT_EQ(c.out, d.out);
 }
 
-// ASTRA-sim cross-check: on Ring_8npus.yml (8 NPUs, 50 GB/s, 500 ns per link)
+// ASTRA-sim cross-check: on Ring_8npus.yml (8 NPUs, 50 GB/s read as ASTRA-sim
+// reads it, 50 x 2^30 bytes/s, 500 ns per link)
 // with one chunk and no endpoint delay, a ring all-reduce of S bytes takes
 // 2(n-1)/n * S/B + 2(n-1) * latency, as ASTRA-sim's congestion-unaware
 // analytical backend computes it.
 TEST_F(Cli, AstraRingAllReduceClosedForm) {
-  const double n = 8, bw_bytes_per_ns = 50.0, lat_ns = 500.0;
+  const double n = 8, bw_bytes_per_ns = 50.0 * 1073741824.0 / 1e9, lat_ns = 500.0;
   for (const std::string backend : {"fluid", "analytical"}) {
     for (const std::uint64_t s : {std::uint64_t{1000}, std::uint64_t{1} << 20, std::uint64_t{64} << 20,
                                   std::uint64_t{1} << 30}) {

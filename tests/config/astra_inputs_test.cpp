@@ -24,6 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// ASTRA-sim's analytical backends read a network file's GB/s as 2^30 bytes/s.
+constexpr double kAstraGB = 1073741824.0 / 1e9;
+
 using acesim::test::kCustom;
 using acesim::test::kData;
 using acesim::test::kNet;
@@ -83,7 +86,7 @@ TEST_F(AstraInputs, Ring8WithRing4Chunks) {
   ASSERT_EQ(p.dims.size(), 1u);
   EXPECT_EQ(p.dims[0].kind, DimKind::kRing);
   EXPECT_EQ(p.dims[0].npus, 8);
-  EXPECT_DOUBLE_EQ(p.dims[0].bandwidth_GBps, 50.0);
+  EXPECT_DOUBLE_EQ(p.dims[0].bandwidth_GBps, 50.0 * kAstraGB);
   EXPECT_DOUBLE_EQ(p.dims[0].latency_ns, 500.0);
   EXPECT_EQ(p.dims[0].links_per_neighbour, 1);
   const CollectiveConfig& c = p.collectives;
@@ -110,7 +113,7 @@ TEST_F(AstraInputs, HgxH100Validated) {
   ASSERT_EQ(p.dims.size(), 1u);
   EXPECT_EQ(p.dims[0].kind, DimKind::kSwitch);
   EXPECT_EQ(p.dims[0].npus, 8);
-  EXPECT_DOUBLE_EQ(p.dims[0].bandwidth_GBps, 400.0);
+  EXPECT_DOUBLE_EQ(p.dims[0].bandwidth_GBps, 400.0 * kAstraGB);
   EXPECT_DOUBLE_EQ(p.dims[0].latency_ns, 936.25);
   EXPECT_EQ(p.collectives.active_chunks_per_dim, 2);
   EXPECT_EQ(p.collectives.chunks, 4);
@@ -130,11 +133,11 @@ TEST_F(AstraInputs, TwoDimensionsWithUnmodelledKeysWarn) {
   ASSERT_EQ(p.dims.size(), 2u);
   EXPECT_EQ(p.dims[0].kind, DimKind::kSwitch);
   EXPECT_EQ(p.dims[0].npus, 8);
-  EXPECT_DOUBLE_EQ(p.dims[0].bandwidth_GBps, 400.0);
+  EXPECT_DOUBLE_EQ(p.dims[0].bandwidth_GBps, 400.0 * kAstraGB);
   EXPECT_DOUBLE_EQ(p.dims[0].latency_ns, 936.25);
   EXPECT_EQ(p.dims[1].kind, DimKind::kRing);
   EXPECT_EQ(p.dims[1].npus, 2);
-  EXPECT_DOUBLE_EQ(p.dims[1].bandwidth_GBps, 50.0);
+  EXPECT_DOUBLE_EQ(p.dims[1].bandwidth_GBps, 50.0 * kAstraGB);
   EXPECT_DOUBLE_EQ(p.dims[1].latency_ns, 1000.0);
   EXPECT_EQ(p.collectives.endpoint_delay_ps, 1'000);
   EXPECT_EQ(p.collectives.active_chunks_per_dim, 2);
@@ -162,7 +165,7 @@ TEST_F(AstraInputs, Torus2D) {
   EXPECT_EQ(p.dims[1].npus, 8);
   for (const DimensionSpec& d : p.dims) {
     EXPECT_EQ(d.kind, DimKind::kRing);
-    EXPECT_DOUBLE_EQ(d.bandwidth_GBps, 80.0);
+    EXPECT_DOUBLE_EQ(d.bandwidth_GBps, 80.0 * kAstraGB);
     EXPECT_DOUBLE_EQ(d.latency_ns, 1000.0);
   }
   EXPECT_EQ(p.collectives.chunks, 1);
@@ -224,7 +227,7 @@ TEST_F(AstraInputs, NamesAreMatchedLoosely) {
   EXPECT_EQ(p.dims[0].kind, DimKind::kFullyConnected);
   EXPECT_EQ(p.dims[1].kind, DimKind::kSwitch);
   EXPECT_EQ(p.dims[2].kind, DimKind::kRing);
-  EXPECT_DOUBLE_EQ(p.dims[2].bandwidth_GBps, 3.5);
+  EXPECT_DOUBLE_EQ(p.dims[2].bandwidth_GBps, 3.5 * kAstraGB);
   EXPECT_DOUBLE_EQ(p.dims[1].latency_ns, 1.5);
   EXPECT_EQ(p.collectives.policy, SchedulingPolicy::kFifo);
   EXPECT_EQ(p.collectives.op(CollectiveOp::kAllReduce).per_dim,

@@ -279,7 +279,7 @@ collectives: {chunks: 4, max_chunk_bytes: 1MiB}
       test::chakra::round_to_micros(w);
       w.iterations = 1;
       const TrainReport trained = run_training(p, w);
-      const TraceWriter t = test::chakra::workload_to_chakra(w, topo.num_dims());
+      const TraceWriter t = test::chakra::workload_to_chakra(w, topo);
       const ChakraReport traced = run(p, std::vector<TraceWriter>(16, t));
       EXPECT_EQ(traced.total_ps, trained.iteration_ps);
       EXPECT_EQ(traced.compute_ps, trained.compute_ps);

@@ -129,6 +129,11 @@ class Reader {
     if (dims->empty()) return c;
     c.op = op;
     c.bytes = static_cast<double>(bytes);
+    if (op == CollectiveOp::kAllGather) {
+      // ASTRA-sim's size is each rank's input (its ring all-gather sends that
+      // much per step); acesim's all-gather size is the gathered output.
+      for (int d : *dims) c.bytes *= topo_.dim(d).npus;
+    }
     c.dims = *dims;
     return c;
   }

@@ -188,6 +188,20 @@ std::vector<int> collective_dims(const chakra::Trace& t, const chakra::Node& nod
   return dims;
 }
 
+// comm_size as ASTRA-sim and PyTorch's traces mean it: each rank's input
+// buffer (an all-gather's comm_size is what one rank contributes, so the
+// gathered output is group x comm_size; ASTRA-sim's ring all-gather sends
+// comm_size per step). acesim's collectives take the nccl-tests convention
+// (model.md, section 4), which differs only for the all-gather.
+double collective_bytes(const chakra::Node& node, long long group) {
+  const double size = static_cast<double>(*node.comm_size);
+  switch (*node.comm_type) {
+    case CommType::kBarrier: return 1.0;
+    case CommType::kAllGather: return size * static_cast<double>(group);
+    default: return size;
+  }
+}
+
 std::string pending_text(const chakra::Node& node) {
   switch (node.type) {
     case NodeType::kCommRecv:
@@ -233,10 +247,10 @@ WorkGraph chakra_graph(const chakra::Trace& t, const Topology& topo, const Chakr
       CollectiveSpec c;
       c.dims = collective_dims(t, node, topo, b);
       c.op = *op_of(*node.comm_type);
-      c.bytes = *node.comm_type == CommType::kBarrier ? 1.0 : static_cast<double>(*node.comm_size);
-      c.name = node.name;
       long long group = 1;
       for (int d : c.dims) group *= topo.dim(d).npus;
+      c.bytes = collective_bytes(node, group);
+      c.name = node.name;
       if (group > 1 && c.bytes > 0.0) {  // else nothing to move: a no-op
         kind = WorkNodeKind::kCollective;
         payload = g.add_collective(std::move(c));
