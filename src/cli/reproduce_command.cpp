@@ -1,4 +1,5 @@
-// `acesim reproduce ace-isca21`: the ACE paper's evaluation, on all cores.
+// `acesim reproduce STUDY`: ace-isca21 (the ACE paper's evaluation, on all
+// cores) or astra-sim-2.0 (ASTRA-sim's example microbenchmarks side by side).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -10,13 +11,15 @@
 #include "cli/commands.h"
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"
+#include "reproduce/astra_microbenchmarks.h"
 
 namespace acesim::cli {
 namespace {
 
 struct Options {
   std::string study;
-  std::string out = "ace-isca21";
+  std::string out;
+  std::string data = "tests/data";
   int jobs = 0;
   std::string sizes;
   std::string workloads;
@@ -37,13 +40,23 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
   return out;
 }
 
+int run_astra(const Options& o) {
+  const std::string out = o.out.empty() ? "astra-sim-2.0" : o.out;
+  const std::vector<AstraMicrobenchmark> rows = run_astra_microbenchmarks(o.data);
+  write_astra_microbenchmarks(rows, out);
+  std::printf("%s", astra_microbenchmark_tables(rows).c_str());
+  std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int run(const Options& o) {
+  if (o.study == "astra-sim-2.0") return run_astra(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
-  r.out_dir = o.out;
+  r.out_dir = o.out.empty() ? "ace-isca21" : o.out;
   const unsigned cores = std::thread::hardware_concurrency();
   r.jobs = cores > 0 ? static_cast<int>(cores) : 1;
   if (o.jobs_option->count() > 0) {
@@ -75,9 +88,11 @@ int run(const Options& o) {
 
 std::function<int()> add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* c = app.add_subcommand("reproduce", "Reproduce a paper's evaluation: ace-isca21 (docs/reproduction.md)");
-  c->add_option("study", o->study, "ace-isca21")->required();
-  c->add_option("--out", o->out, "output directory")->capture_default_str();
+  CLI::App* c = app.add_subcommand(
+      "reproduce", "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0 (docs/validation.md)");
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0")->required();
+  c->add_option("--out", o->out, "output directory (default: the study's name)");
+  c->add_option("--data", o->data, "astra-sim-2.0: the repository's test data directory")->capture_default_str();
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
   c->add_option("--workloads", o->workloads, "from resnet50,gnmt,dlrm (default: all)");
