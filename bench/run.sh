@@ -9,6 +9,7 @@
 #    events and the peak RSS of that case alone; and the acesim CLI on the
 #    same cases under /usr/bin/time -v (peak RSS, wall time of the process).
 # 4. the summary table and the targets of the 1,024-NPU case.
+# 5. start-up: small commands as whole processes (bench/startup.sh).
 #
 # Exits 1 when a binary is missing, 2 when a benchmark fails; with
 # ACESIM_BENCH_STRICT=1 also 3 when a target is missed. About 15-60 s.
@@ -173,6 +174,10 @@ for r in "${scale_rows[@]}"; do
       check "ResNet-50 DP, 4,096 NPUs in full: peak RSS" "$(awk -v v="$rss" 'BEGIN { printf "%.1f", v / 1024 }')" MB 2048 max ;;
   esac
 done
+
+echo
+echo "== start-up (bench/startup.sh: whole acesim processes on small commands)"
+"$here/startup.sh" -n 50 "$cli" || { echo "bench/run.sh: bench/startup.sh failed" >&2; exit 2; }
 
 echo
 echo "== acesim_bench_chakra (Chakra traces, one file per rank: read, then simulate)"
