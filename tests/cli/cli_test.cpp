@@ -55,7 +55,7 @@ TEST_F(Cli, SubcommandsRegisteredOnlyWhenNamed) {
   acesim::test::CliRun r = run({"--help"});
   EXPECT_EQ(r.status, 0);
   for (const char* s : {"Time one collective", "The endpoint characterization", "Simulate training iterations",
-                        "Reproduce a paper's evaluation", "Fit the NPU model", "List what can be named"}) {
+                        "Reproduce a study", "Fit the NPU model", "List what can be named"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   }
   r = run({"run", "--help"});  // help for one subcommand: its own options
