@@ -136,8 +136,10 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   rep.collectives = ex.collectives_created().size();
   rep.messages = ex.messages();
   rep.events = pi.sim.stats().events + pi.sim.stats().completions;
-  const EndpointSummary es = summarize_endpoints(pi.endpoints, pi.topology, platform.npu, ex.simulated_ranks(), rep.total_ps);
+  const EndpointSummary es = summarize_endpoints(pi.endpoints, pi.topology, platform.npu, ex, rep.total_ps);
   rep.network_utilization_per_dim = es.network_utilization_per_dim;
+  rep.network_utilization_in_flight_per_dim = es.network_utilization_in_flight_per_dim;
+  rep.comm_in_flight_ps_per_dim = es.comm_in_flight_ps_per_dim;
   rep.network_bytes_per_dim = es.network_bytes_per_dim;
   rep.hbm_utilization_compute = es.hbm_utilization_compute;
   rep.hbm_utilization_comm = es.hbm_utilization_comm;

@@ -48,6 +48,8 @@ struct ChakraReport {
   TimePs comm_ps = 0;          // it had a collective or message in flight
   TimePs compute_idle_ps = 0;  // total - compute: waiting for communication, the CPU or dependencies
   std::vector<double> network_utilization_per_dim;
+  std::vector<double> network_utilization_in_flight_per_dim;  // as TrainReport's
+  std::vector<double> comm_in_flight_ps_per_dim;
   std::vector<double> network_bytes_per_dim;  // per NPU
   double hbm_utilization_compute = 0.0;
   double hbm_utilization_comm = 0.0;

@@ -9,6 +9,7 @@
 
 #include "config/input_error.h"
 #include "report/collective_sweep.h"
+#include "report/training_report.h"
 
 namespace acesim {
 
@@ -32,6 +33,11 @@ std::string format_chakra(const ChakraReport& r, const PlatformConfig& platform)
     util += fmt::format("{}dim {} {:.1f}%", d ? ", " : "", d, 100.0 * r.network_utilization_per_dim[d]);
   }
   out += "network utilization               " + util + "\n";
+  std::string in_flight;
+  for (std::size_t d = 0; d < r.network_utilization_in_flight_per_dim.size(); ++d) {
+    in_flight += fmt::format("{}dim {} {:.1f}%", d ? ", " : "", d, 100.0 * r.network_utilization_in_flight_per_dim[d]);
+  }
+  out += "network utilization in flight     " + in_flight + "  (while communication over the dimension is in flight)\n";
   out += fmt::format("HBM utilization                   compute {:.1f}%, communication {:.1f}%\n",
                      100.0 * r.hbm_utilization_compute, 100.0 * r.hbm_utilization_comm);
   out += fmt::format("collectives {}, messages {}, events {}\n", r.collectives, r.messages, r.events);
@@ -83,6 +89,8 @@ nlohmann::json chakra_json(const ChakraReport& r) {
           {"comm_ns", ps_to_ns(r.comm_ps)},
           {"cpu_ns", ps_to_ns(r.cpu_ps)},
           {"network_utilization_per_dim", r.network_utilization_per_dim},
+          {"network_utilization_in_flight_per_dim", r.network_utilization_in_flight_per_dim},
+          {"comm_in_flight_ns_per_dim", ps_to_ns_each(r.comm_in_flight_ps_per_dim)},
           {"network_bytes_per_dim", r.network_bytes_per_dim},
           {"hbm_utilization_compute", r.hbm_utilization_compute},
           {"hbm_utilization_comm", r.hbm_utilization_comm},
@@ -105,6 +113,8 @@ void write_chakra_csv(const ChakraReport& r, const std::string& dir) {
     f << n.rank << ',' << n.id << ',' << name << ',' << n.type << ',' << n.detail << ',' << ps_to_ns(n.ready_ps)
       << ',' << ps_to_ns(n.start_ps) << ',' << ps_to_ns(n.end_ps) << ',' << ps_to_ns(n.end_ps - n.start_ps) << '\n';
   }
+  write_network_csv(dir, r.network_bytes_per_dim, r.network_utilization_per_dim, r.comm_in_flight_ps_per_dim,
+                    r.network_utilization_in_flight_per_dim);
 }
 
 nlohmann::json chakra_trace_events(const ChakraReport& r) {
