@@ -226,6 +226,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.events = sim.stats().events + sim.stats().completions;
   const std::vector<TimePs>& ends = recorder.iteration_end();
   rep.total_ps = ex.finish_ps();
+  rep.iteration_end_ps = ends;
   rep.first_iteration_ps = ends.front();
   const TimePs from = workload.iterations > 1 ? ends[ends.size() - 2] : 0;
   const TimePs to = ends.back();

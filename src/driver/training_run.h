@@ -73,6 +73,7 @@ struct TrainReport {
   // (the first can differ: it waits for nothing from before); with one
   // iteration, from 0 to its end.
   TimePs total_ps = 0;
+  std::vector<TimePs> iteration_end_ps;  // end of each iteration
   TimePs first_iteration_ps = 0;  // end of iteration 0
   TimePs iteration_ps = 0;
   TimePs compute_ps = 0;       // rank 0's kernels of the measured iteration, as run

@@ -142,6 +142,7 @@ nlohmann::json training_json(const TrainReport& r) {
           {"simulation", r.simulation},
           {"iterations", r.iterations},
           {"iteration_time_ns", ps_to_ns(r.iteration_ps)},
+          {"iteration_times_ns", iteration_times_ns(r.iteration_end_ps)},
           {"first_iteration_ns", ps_to_ns(r.first_iteration_ps)},
           {"total_time_ns", ps_to_ns(r.total_ps)},
           {"compute_time_ns", ps_to_ns(r.compute_ps)},
@@ -158,6 +159,12 @@ nlohmann::json training_json(const TrainReport& r) {
           {"collectives", static_cast<long long>(r.collectives.size())},
           {"events", r.events},
           {"layers", layers}};
+}
+
+std::vector<double> iteration_times_ns(const std::vector<TimePs>& ends) {
+  std::vector<double> times;
+  for (std::size_t k = 0; k < ends.size(); ++k) times.push_back(ps_to_ns(ends[k] - (k > 0 ? ends[k - 1] : 0)));
+  return times;
 }
 
 std::vector<double> ps_to_ns_each(const std::vector<double>& ps) {

@@ -24,6 +24,9 @@ void write_network_csv(const std::string& dir, const std::vector<double>& bytes,
                        const std::vector<double>& in_flight_ps, const std::vector<double>& utilization_in_flight);
 // Picoseconds to nanoseconds, element by element.
 std::vector<double> ps_to_ns_each(const std::vector<double>& ps);
+// Each iteration's time from its end and the one before (from 0 for the
+// first), in nanoseconds: the JSON's iteration_times_ns.
+std::vector<double> iteration_times_ns(const std::vector<TimePs>& ends);
 // Chrome trace-event JSON (opens in ui.perfetto.dev): one process per traced
 // NPU with a compute track, a wait track and one async track per collective.
 nlohmann::json training_trace(const TrainReport& r);
