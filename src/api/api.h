@@ -77,7 +77,7 @@ struct TrainingRequest {
   std::string chakra_groups;  // communicator groups file (pg_name)
   std::optional<int> batch;   // built-in models
   std::string precision;      // built-in models
-  std::optional<int> iterations;
+  std::optional<int> iterations;  // default 2; Chakra traces: passes over them, default 1
   std::string compare;        // executors side by side, e.g. "sm,ace"
   int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1
   std::vector<std::string> stragglers;  // "RANK=FACTOR"

@@ -93,8 +93,11 @@ Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform,
 void run_chakra_traces(const TrainingRequest& o, const std::vector<std::string>& executors, const Topology& topo,
                        TrainingRun& run) {
   if (!o.workload_file.empty() || !o.model.empty()) throw InputError("--chakra cannot be combined with --workload or --model");
-  if (o.batch || !o.precision.empty() || o.iterations) {
-    throw InputError("--batch/--precision/--iterations apply to built-in models and ASTRA-sim tables; a Chakra trace fixes its own");
+  if (o.batch || !o.precision.empty()) {
+    throw InputError("--batch/--precision apply to built-in models; a Chakra trace fixes its own sizes");
+  }
+  if (o.iterations && (*o.iterations < 1 || *o.iterations > 10'000)) {
+    throw InputError("--iterations: must be in 1..10000, got " + std::to_string(*o.iterations));
   }
   const std::vector<chakra::Trace> traces = chakra::read_traces(o.chakra_prefix, static_cast<int>(topo.num_npus()));
   ChakraGroups groups;
@@ -105,6 +108,7 @@ void run_chakra_traces(const TrainingRequest& o, const std::vector<std::string>&
   co.roofline = o.chakra_flops;
   co.trace_ranks = o.trace_ranks;
   co.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
+  co.iterations = o.iterations.value_or(1);  // one pass over the traces unless asked
   for (const std::string& e : executors) {
     PlatformConfig p = run.platform;
     p.npu.executor = e;

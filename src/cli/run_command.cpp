@@ -150,10 +150,10 @@ std::function<int()> add_run_command(CLI::App& app) {
   c->add_option("--model", o->request.model, "built-in model: " + join_names(model_names()))->check(non_empty());
   o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
   c->add_option("--precision", o->request.precision, join_names(precision_names()) + " (built-in models)")->check(non_empty());
-  o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2)");
+  o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2; with --chakra: passes over the traces, default 1)");
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");
-  c->add_option("--csv", o->csv, "write layers.csv and collectives.csv into this directory")->check(non_empty());
+  c->add_option("--csv", o->csv, "write the CSV tables into this directory (layers.csv, collectives.csv, network.csv; with --chakra nodes.csv, network.csv)")->check(non_empty());
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")->check(non_empty());
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");

@@ -155,9 +155,10 @@ double npu_link_capacity_Bps(const DimensionSpec& d) {
 }
 
 EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, const NpuConfig& npu,
-                                    Rank simulated_ranks, TimePs total_ps) {
+                                    const GraphExecutor& ex, TimePs total_ps) {
   EndpointSummary es;
   const double seconds = ps_to_seconds(total_ps);
+  const Rank simulated_ranks = ex.simulated_ranks();
   endpoint.check_traffic_balance(simulated_ranks);
   const NpuStatsMean mean = endpoint.mean_stats(simulated_ranks);
   es.network_bytes_per_dim = mean.sent_per_dim;
@@ -167,6 +168,15 @@ EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, c
   for (int d = 0; d < topo.num_dims(); ++d) {
     const double cap = npu_link_capacity_Bps(topo.dim(d)) * seconds;
     es.network_utilization_per_dim.push_back(cap > 0.0 ? es.network_bytes_per_dim[d] / cap : 0.0);
+    // Mean in-flight time over the same NPUs as the bytes: a ratio of means.
+    double in_flight = 0.0;
+    for (Rank r = 0; r < simulated_ranks; ++r) {
+      in_flight += static_cast<double>(ex.comm_busy_per_dim_ps(r)[static_cast<std::size_t>(d)]);
+    }
+    in_flight /= static_cast<double>(std::max<Rank>(1, simulated_ranks));
+    es.comm_in_flight_ps_per_dim.push_back(in_flight);
+    const double cap_in_flight = npu_link_capacity_Bps(topo.dim(d)) * (in_flight / static_cast<double>(kPsPerSec));
+    es.network_utilization_in_flight_per_dim.push_back(cap_in_flight > 0.0 ? es.network_bytes_per_dim[d] / cap_in_flight : 0.0);
   }
   const double hbm = npu.hbm_GBps * 1e9 * seconds;
   if (hbm > 0.0) {
@@ -216,6 +226,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.events = sim.stats().events + sim.stats().completions;
   const std::vector<TimePs>& ends = recorder.iteration_end();
   rep.total_ps = ex.finish_ps();
+  rep.iteration_end_ps = ends;
   rep.first_iteration_ps = ends.front();
   const TimePs from = workload.iterations > 1 ? ends[ends.size() - 2] : 0;
   const TimePs to = ends.back();
@@ -227,9 +238,11 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.comm_ps = busy_between(ex.comm_intervals(0), from, to);
   rep.overlap_ps = std::max<TimePs>(0, rep.comm_ps - rep.exposed_comm_ps);
 
-  const EndpointSummary es = summarize_endpoints(endpoint, topo, platform.npu, ex.simulated_ranks(), rep.total_ps);
+  const EndpointSummary es = summarize_endpoints(endpoint, topo, platform.npu, ex, rep.total_ps);
   rep.network_bytes_per_dim = es.network_bytes_per_dim;
   rep.network_utilization_per_dim = es.network_utilization_per_dim;
+  rep.network_utilization_in_flight_per_dim = es.network_utilization_in_flight_per_dim;
+  rep.comm_in_flight_ps_per_dim = es.comm_in_flight_ps_per_dim;
   rep.hbm_bytes_compute = es.hbm_bytes_compute;
   rep.hbm_bytes_comm = es.hbm_bytes_comm;
   rep.hbm_utilization_compute = es.hbm_utilization_compute;

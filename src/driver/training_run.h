@@ -17,6 +17,8 @@
 
 namespace acesim {
 
+class GraphExecutor;
+
 struct TrainOptions {
   int trace_ranks = 0;  // record timeline events for ranks 0 .. trace_ranks-1
   bool full = false;    // simulate every rank even when one could stand for all
@@ -71,6 +73,7 @@ struct TrainReport {
   // (the first can differ: it waits for nothing from before); with one
   // iteration, from 0 to its end.
   TimePs total_ps = 0;
+  std::vector<TimePs> iteration_end_ps;  // end of each iteration
   TimePs first_iteration_ps = 0;  // end of iteration 0
   TimePs iteration_ps = 0;
   TimePs compute_ps = 0;       // rank 0's kernels of the measured iteration, as run
@@ -80,6 +83,10 @@ struct TrainReport {
   // Whole run, averaged over NPUs: bytes sent on each dimension over what its
   // links could carry out of an NPU in that time.
   std::vector<double> network_utilization_per_dim;
+  // The same bytes over what the links could carry while communication over
+  // that dimension was in flight (docs/model.md, "Network utilization").
+  std::vector<double> network_utilization_in_flight_per_dim;
+  std::vector<double> comm_in_flight_ps_per_dim;  // per NPU, whole run
   std::vector<double> network_bytes_per_dim;  // per NPU, whole run
   double hbm_utilization_compute = 0.0;
   double hbm_utilization_comm = 0.0;
@@ -97,10 +104,13 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
 
 // Whole-run resource use, averaged over the simulated NPUs: bytes each
 // dimension's links carried out of an NPU over what they could carry in
-// `total_ps`, and HBM bytes over what HBM could move. Checks that the links
-// carried into NPUs what they carried out of them.
+// `total_ps` and in the time communication over that dimension was in flight
+// (`ex`'s mean per NPU), and HBM bytes over what HBM could move. Checks that
+// the links carried into NPUs what they carried out of them.
 struct EndpointSummary {
   std::vector<double> network_utilization_per_dim;
+  std::vector<double> network_utilization_in_flight_per_dim;
+  std::vector<double> comm_in_flight_ps_per_dim;
   std::vector<double> network_bytes_per_dim;
   double hbm_utilization_compute = 0.0;
   double hbm_utilization_comm = 0.0;
@@ -109,7 +119,7 @@ struct EndpointSummary {
   double comm_unit_seconds = 0.0;
 };
 EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, const NpuConfig& npu,
-                                    Rank simulated_ranks, TimePs total_ps);
+                                    const GraphExecutor& ex, TimePs total_ps);
 
 // Outbound link capacity of one NPU in dimension d, bytes/s (both ring
 // directions, every fully-connected peer, one switch port).

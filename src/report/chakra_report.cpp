@@ -9,6 +9,7 @@
 
 #include "config/input_error.h"
 #include "report/collective_sweep.h"
+#include "report/training_report.h"
 
 namespace acesim {
 
@@ -19,19 +20,39 @@ std::string format_chakra(const ChakraReport& r, const PlatformConfig& platform)
                                 r.npus, r.nodes, types);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
-  auto pct = [&](TimePs t) { return r.total_ps > 0 ? 100.0 * static_cast<double>(t) / static_cast<double>(r.total_ps) : 0.0; };
+  // Rank 0's figures are those of the measured (last) iteration: the whole
+  // run when there is one.
+  auto pct = [&](TimePs t) {
+    return r.iteration_ps > 0 ? 100.0 * static_cast<double>(t) / static_cast<double>(r.iteration_ps) : 0.0;
+  };
   out += fmt::format("total time (us)                   {:>14.3f}\n", ps_to_us(r.total_ps));
+  if (r.iterations > 1) {
+    out += fmt::format("iteration time (us)               {:>14.3f}  the last of {}; the first ended at {:.3f} us\n",
+                       ps_to_us(r.iteration_ps), r.iterations, ps_to_us(r.first_iteration_ps));
+    std::string times;
+    for (std::size_t k = 0; k < r.iteration_end_ps.size() && k < 10; ++k) {
+      times += fmt::format("{}{:.3f}", k ? ", " : "", ps_to_us(r.iteration_end_ps[k] - (k ? r.iteration_end_ps[k - 1] : 0)));
+    }
+    out += "iteration times (us)              " + times + (r.iteration_end_ps.size() > 10 ? ", ... (--json)" : "") + "\n";
+  }
   out += fmt::format("NPU 0 compute (us)                {:>14.3f}  {:5.1f}%\n", ps_to_us(r.compute_ps), pct(r.compute_ps));
   out += fmt::format("NPU 0 compute stream idle (us)    {:>14.3f}  {:5.1f}%  waiting for communication, CPU or dependencies\n",
                      ps_to_us(r.compute_idle_ps), pct(r.compute_idle_ps));
   out += fmt::format("NPU 0 communication (us)          {:>14.3f}  {:5.1f}%  a collective or message in flight\n",
                      ps_to_us(r.comm_ps), pct(r.comm_ps));
+  out += fmt::format("NPU 0 exposed communication (us)  {:>14.3f}  {:5.1f}%  in flight while no kernel and no CPU node runs\n",
+                     ps_to_us(r.exposed_comm_ps), pct(r.exposed_comm_ps));
   out += fmt::format("NPU 0 CPU (us)                    {:>14.3f}  {:5.1f}%\n", ps_to_us(r.cpu_ps), pct(r.cpu_ps));
   std::string util;
   for (std::size_t d = 0; d < r.network_utilization_per_dim.size(); ++d) {
     util += fmt::format("{}dim {} {:.1f}%", d ? ", " : "", d, 100.0 * r.network_utilization_per_dim[d]);
   }
   out += "network utilization               " + util + "\n";
+  std::string in_flight;
+  for (std::size_t d = 0; d < r.network_utilization_in_flight_per_dim.size(); ++d) {
+    in_flight += fmt::format("{}dim {} {:.1f}%", d ? ", " : "", d, 100.0 * r.network_utilization_in_flight_per_dim[d]);
+  }
+  out += "network utilization in flight     " + in_flight + "  (while communication over the dimension is in flight)\n";
   out += fmt::format("HBM utilization                   compute {:.1f}%, communication {:.1f}%\n",
                      100.0 * r.hbm_utilization_compute, 100.0 * r.hbm_utilization_comm);
   out += fmt::format("collectives {}, messages {}, events {}\n", r.collectives, r.messages, r.events);
@@ -65,10 +86,13 @@ nlohmann::json chakra_json(const ChakraReport& r) {
                      {"name", n.name},
                      {"type", n.type},
                      {"detail", n.detail},
+                     {"iteration", n.iteration},
                      {"ready_ns", ps_to_ns(n.ready_ps)},
                      {"start_ns", ps_to_ns(n.start_ps)},
                      {"end_ns", ps_to_ns(n.end_ps)}});
   }
+  // The core keys of training_json, with the same meanings (docs/workloads.md),
+  // then what only a trace has.
   return {{"workload", "chakra"},
           {"prefix", r.prefix},
           {"platform", r.platform},
@@ -76,19 +100,28 @@ nlohmann::json chakra_json(const ChakraReport& r) {
           {"npus", r.npus},
           {"simulated_ranks", r.simulated_ranks},
           {"simulation", r.simulation},
-          {"node_types_rank0", types},
-          {"total_ns", ps_to_ns(r.total_ps)},
-          {"compute_ns", ps_to_ns(r.compute_ps)},
+          {"iterations", r.iterations},
+          {"iteration_time_ns", ps_to_ns(r.iteration_ps)},
+          {"iteration_times_ns", iteration_times_ns(r.iteration_end_ps)},
+          {"first_iteration_ns", ps_to_ns(r.first_iteration_ps)},
+          {"total_time_ns", ps_to_ns(r.total_ps)},
+          {"compute_time_ns", ps_to_ns(r.compute_ps)},
+          {"exposed_comm_ns", ps_to_ns(r.exposed_comm_ps)},
+          {"comm_time_ns", ps_to_ns(r.comm_ps)},
+          {"overlap_ns", ps_to_ns(r.overlap_ps)},
+          {"cpu_time_ns", ps_to_ns(r.cpu_ps)},
           {"compute_idle_ns", ps_to_ns(r.compute_idle_ps)},
-          {"comm_ns", ps_to_ns(r.comm_ps)},
-          {"cpu_ns", ps_to_ns(r.cpu_ps)},
           {"network_utilization_per_dim", r.network_utilization_per_dim},
+          {"network_utilization_in_flight_per_dim", r.network_utilization_in_flight_per_dim},
+          {"comm_in_flight_ns_per_dim", ps_to_ns_each(r.comm_in_flight_ps_per_dim)},
           {"network_bytes_per_dim", r.network_bytes_per_dim},
-          {"hbm_utilization_compute", r.hbm_utilization_compute},
-          {"hbm_utilization_comm", r.hbm_utilization_comm},
+          {"hbm_utilization", {{"compute", r.hbm_utilization_compute}, {"communication", r.hbm_utilization_comm}}},
+          {"hbm_bytes", {{"compute", r.hbm_bytes_compute}, {"communication", r.hbm_bytes_comm}}},
+          {"comm_unit_seconds", r.comm_unit_seconds},
           {"collectives", r.collectives},
           {"messages", r.messages},
           {"events", r.events},
+          {"node_types_rank0", types},
           {"nodes", nodes}};
 }
 
@@ -98,13 +131,16 @@ void write_chakra_csv(const ChakraReport& r, const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "nodes.csv").string();
   std::ofstream f(path);
   if (!f) throw InputError("--csv: cannot write " + path);
-  f << "rank,id,name,type,detail,ready_ns,start_ns,end_ns,duration_ns\n";
+  f << "rank,id,name,type,detail,ready_ns,start_ns,end_ns,duration_ns,iteration\n";
   for (const ChakraNodeRecord& n : r.node_records) {
     std::string name = n.name;
     std::replace(name.begin(), name.end(), ',', ';');
     f << n.rank << ',' << n.id << ',' << name << ',' << n.type << ',' << n.detail << ',' << ps_to_ns(n.ready_ps)
-      << ',' << ps_to_ns(n.start_ps) << ',' << ps_to_ns(n.end_ps) << ',' << ps_to_ns(n.end_ps - n.start_ps) << '\n';
+      << ',' << ps_to_ns(n.start_ps) << ',' << ps_to_ns(n.end_ps) << ',' << ps_to_ns(n.end_ps - n.start_ps) << ','
+      << n.iteration << '\n';
   }
+  write_network_csv(dir, r.network_bytes_per_dim, r.network_utilization_per_dim, r.comm_in_flight_ps_per_dim,
+                    r.network_utilization_in_flight_per_dim);
 }
 
 nlohmann::json chakra_trace_events(const ChakraReport& r) {

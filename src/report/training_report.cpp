@@ -14,6 +14,7 @@ namespace acesim {
 namespace {
 
 double us(TimePs t) { return ps_to_us(t); }
+double ps_to_us_d(double ps) { return ps / 1e6; }
 
 std::string pct(double part, double whole) { return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-"; }
 
@@ -44,6 +45,8 @@ std::string format_training(const TrainReport& r, const PlatformConfig& platform
   for (std::size_t d = 0; d < r.network_utilization_per_dim.size(); ++d) {
     out += fmt::format("network dim {:<2} util   {:>13.1f}%   ({:.3g} bytes sent per NPU)\n", d,
                        100.0 * r.network_utilization_per_dim[d], r.network_bytes_per_dim[d]);
+    out += fmt::format("network dim {:<2} in flight{:>11.1f}%   (the same bytes over the {:.3f} us communication over it was in flight)\n",
+                       d, 100.0 * r.network_utilization_in_flight_per_dim[d], ps_to_us_d(r.comm_in_flight_ps_per_dim[d]));
   }
   out += fmt::format("HBM util compute      {:>13.1f}%   ({:.3g} bytes per NPU)\n", 100.0 * r.hbm_utilization_compute,
                      r.hbm_bytes_compute);
@@ -89,6 +92,8 @@ std::string format_comparison(const std::vector<TrainReport>& runs, const Platfo
   for (std::size_t d = 0; d < runs[0].network_utilization_per_dim.size(); ++d) {
     row(fmt::format("network dim {} utilization", d),
         [d](const TrainReport& r) { return fmt::format("{:.1f}%", 100.0 * r.network_utilization_per_dim[d]); });
+    row(fmt::format("network dim {} in flight", d),
+        [d](const TrainReport& r) { return fmt::format("{:.1f}%", 100.0 * r.network_utilization_in_flight_per_dim[d]); });
   }
   row("HBM utilization, compute", [](const TrainReport& r) { return fmt::format("{:.1f}%", 100.0 * r.hbm_utilization_compute); });
   row("HBM utilization, comm", [](const TrainReport& r) { return fmt::format("{:.1f}%", 100.0 * r.hbm_utilization_comm); });
@@ -137,6 +142,7 @@ nlohmann::json training_json(const TrainReport& r) {
           {"simulation", r.simulation},
           {"iterations", r.iterations},
           {"iteration_time_ns", ps_to_ns(r.iteration_ps)},
+          {"iteration_times_ns", iteration_times_ns(r.iteration_end_ps)},
           {"first_iteration_ns", ps_to_ns(r.first_iteration_ps)},
           {"total_time_ns", ps_to_ns(r.total_ps)},
           {"compute_time_ns", ps_to_ns(r.compute_ps)},
@@ -144,6 +150,8 @@ nlohmann::json training_json(const TrainReport& r) {
           {"comm_time_ns", ps_to_ns(r.comm_ps)},
           {"overlap_ns", ps_to_ns(r.overlap_ps)},
           {"network_utilization_per_dim", r.network_utilization_per_dim},
+          {"network_utilization_in_flight_per_dim", r.network_utilization_in_flight_per_dim},
+          {"comm_in_flight_ns_per_dim", ps_to_ns_each(r.comm_in_flight_ps_per_dim)},
           {"network_bytes_per_dim", r.network_bytes_per_dim},
           {"hbm_utilization", {{"compute", r.hbm_utilization_compute}, {"communication", r.hbm_utilization_comm}}},
           {"hbm_bytes", {{"compute", r.hbm_bytes_compute}, {"communication", r.hbm_bytes_comm}}},
@@ -151,6 +159,29 @@ nlohmann::json training_json(const TrainReport& r) {
           {"collectives", static_cast<long long>(r.collectives.size())},
           {"events", r.events},
           {"layers", layers}};
+}
+
+std::vector<double> iteration_times_ns(const std::vector<TimePs>& ends) {
+  std::vector<double> times;
+  for (std::size_t k = 0; k < ends.size(); ++k) times.push_back(ps_to_ns(ends[k] - (k > 0 ? ends[k - 1] : 0)));
+  return times;
+}
+
+std::vector<double> ps_to_ns_each(const std::vector<double>& ps) {
+  std::vector<double> ns;
+  for (double t : ps) ns.push_back(t / 1e3);
+  return ns;
+}
+
+void write_network_csv(const std::string& dir, const std::vector<double>& bytes, const std::vector<double>& utilization,
+                       const std::vector<double>& in_flight_ps, const std::vector<double>& utilization_in_flight) {
+  const std::string path = (std::filesystem::path(dir) / "network.csv").string();
+  std::ofstream f(path);
+  if (!f) throw InputError("--csv: cannot write " + path);
+  f << "dim,bytes_sent_per_npu,utilization,comm_in_flight_ns,utilization_in_flight\n";
+  for (std::size_t d = 0; d < bytes.size(); ++d) {
+    f << d << ',' << bytes[d] << ',' << utilization[d] << ',' << in_flight_ps[d] / 1e3 << ',' << utilization_in_flight[d] << '\n';
+  }
 }
 
 void write_training_csv(const TrainReport& r, const std::string& dir) {
@@ -182,6 +213,8 @@ void write_training_csv(const TrainReport& r, const std::string& dir) {
         << ps_to_ns(c.done_ps) << ',' << ps_to_ns(c.done_ps - c.issue_ps) << '\n';
     }
   }
+  write_network_csv(dir, r.network_bytes_per_dim, r.network_utilization_per_dim, r.comm_in_flight_ps_per_dim,
+                    r.network_utilization_in_flight_per_dim);
 }
 
 nlohmann::json training_trace(const TrainReport& r) {

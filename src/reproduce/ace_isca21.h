@@ -38,6 +38,9 @@ struct ReproResult {
   double value = 0.0;  // ... and its value
   TrainReport report;
   double network_utilization = 0.0;         // bytes sent / what the NPU's links could carry, whole run
+  // The same bytes / what the links of each dimension could carry while
+  // communication over it was in flight (the paper's "effective" utilization).
+  double network_utilization_in_flight = 0.0;
   double hbm_bytes_per_network_byte = 0.0;  // communication's HBM traffic per byte sent
   double network_GBps_per_npu = 0.0;
   double hbm_comm_GBps_per_npu = 0.0;

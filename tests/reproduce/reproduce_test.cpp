@@ -74,6 +74,12 @@ TEST_F(ReproduceCli, SmallGridEndToEnd) {
   const std::string report = test::slurp(dir_ / "out" / "report.md");
   EXPECT_NE(report.find("| iteration-time speedup vs best baseline, DLRM | 1.13x | 1.19x |"), std::string::npos);
   EXPECT_NE(report.find("| HBM bytes per network byte, sm baseline / ACE | 3.5x |"), std::string::npos);
+  // Both utilizations; the paper's 1.44x sits beside the in-flight one.
+  EXPECT_NE(report.find("| effective network-bandwidth utilization (while communication is in flight), ACE / best "
+                        "baseline | 1.44x | 2.67x |"),
+            std::string::npos);
+  EXPECT_NE(report.find("| network-bandwidth utilization over the whole run, ACE / best baseline | | |"), std::string::npos);
+  EXPECT_NE(csv.find(",overlap_ns,network_utilization_in_flight\n"), std::string::npos);
   // Same input, same output, whatever the number of jobs.
   const std::string out1 = (dir_ / "out1").string();
   ASSERT_EQ(run({"reproduce", "ace-isca21", "--out", out1, "--sizes", "16", "--workloads", "dlrm", "--jobs", "1",

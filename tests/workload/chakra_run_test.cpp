@@ -321,7 +321,8 @@ TEST_F(ChakraRunCli, BadTracesAndBadCombinations) {
   expect_bad_input({"run", "--platform", platform(4), "--chakra", sample}, {"all_reduce.4.et", "4"});
   expect_bad_input({"run", "--platform", platform(16), "--chakra", sample}, {"all_reduce.8.et"});
   expect_bad_input({"run", "--platform", platform(8), "--chakra", sample, "--model", "gpt"}, {"--chakra", "--model"});
-  expect_bad_input({"run", "--platform", platform(8), "--chakra", sample, "--iterations", "3"}, {"--iterations"});
+  expect_bad_input({"run", "--platform", platform(8), "--chakra", sample, "--batch", "3"}, {"--batch"});
+  expect_bad_input({"run", "--platform", platform(8), "--chakra", sample, "--iterations", "0"}, {"--iterations", "1..10000"});
   expect_bad_input({"run", "--platform", platform(8), "--chakra-flops"}, {"--chakra-flops"});
 
   // A send without its receive.

@@ -38,6 +38,10 @@ GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBacke
     rs.pending = rs.graph->indegree();
     rs.wait_ready.assign(rs.graph->waits(), 0);
     if (kept(r)) rs.timing.assign(rs.graph->size(), NodeTiming{});
+    const auto dims = static_cast<std::size_t>(topo.num_dims());
+    rs.dim_in_flight.assign(dims, 0);
+    rs.dim_since.assign(dims, 0);
+    rs.dim_busy.assign(dims, 0);
   }
 }
 
@@ -175,16 +179,31 @@ void GraphExecutor::wake(Rank r) {
   drain();
 }
 
-void GraphExecutor::comm_begin(Rank r) {
+void GraphExecutor::comm_begin(Rank r, std::uint32_t dims) {
   RankState& rs = rank(r);
+  for (std::size_t d = 0; d < rs.dim_in_flight.size(); ++d) {
+    if ((dims >> d & 1u) != 0 && rs.dim_in_flight[d]++ == 0) rs.dim_since[d] = sim_.now();
+  }
   if (rs.comm_in_flight++ == 0) rs.comm_since = sim_.now();
 }
 
-void GraphExecutor::comm_end(Rank r) {
+void GraphExecutor::comm_end(Rank r, std::uint32_t dims) {
   RankState& rs = rank(r);
+  for (std::size_t d = 0; d < rs.dim_in_flight.size(); ++d) {
+    if ((dims >> d & 1u) != 0 && --rs.dim_in_flight[d] == 0) rs.dim_busy[d] += sim_.now() - rs.dim_since[d];
+  }
   if (--rs.comm_in_flight > 0) return;
   rs.comm_busy += sim_.now() - rs.comm_since;
   if (kept(r)) rs.comm_intervals.push_back({rs.comm_since, sim_.now()});
+}
+
+// Dimension-ordered routes cross exactly the dimensions whose coordinates differ.
+std::uint32_t GraphExecutor::route_dims(Rank src, Rank dst) const {
+  std::uint32_t mask = 0;
+  for (int d = 0; d < topo_.num_dims(); ++d) {
+    if (topo_.coord(src, d) != topo_.coord(dst, d)) mask |= 1u << d;
+  }
+  return mask;
 }
 
 void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
@@ -218,8 +237,8 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
         where(r, node), seq, mask, to_string(c.op), c.bytes, where(first.first_rank, first.first_node), first.first_rank,
         to_string(first.op), first.bytes));
   }
-  coll_node_[pack_key(it->second.id, static_cast<std::uint32_t>(r))] = {node, sim_.now()};
-  comm_begin(r);
+  coll_node_[pack_key(it->second.id, static_cast<std::uint32_t>(r))] = {node, sim_.now(), mask};
+  comm_begin(r, mask);
   collectives_.arrive(it->second.id, r);
 }
 
@@ -254,8 +273,9 @@ void GraphExecutor::issue_send(Rank r, std::uint32_t node) {
   } else {
     unmatched_sends_[key].push_back(idx);
   }
-  comm_begin(r);
-  comm_begin(dst);
+  const std::uint32_t route = route_dims(r, dst);
+  comm_begin(r, route);
+  comm_begin(dst, route);
   if (bytes <= 0.0) {
     sim_.schedule_in(0, this, kTransferTag | idx);
     return;
@@ -298,8 +318,9 @@ void GraphExecutor::transfer_done(std::uint64_t tag) {
     members_.assign({t.src, t.dst});
     endpoints_.phase_end(kP2pKeyBase + static_cast<std::uint32_t>(tag) % kP2pKeyBase, members_);
   }
-  comm_end(t.src);
-  comm_end(t.dst);
+  const std::uint32_t route = route_dims(t.src, t.dst);
+  comm_end(t.src, route);
+  comm_end(t.dst, route);
   completed_.push_back({t.src, t.send_node, t.sent});
   if (t.recv_node >= 0) completed_.push_back({t.dst, static_cast<std::uint32_t>(t.recv_node), t.posted});
   drain();
@@ -364,7 +385,7 @@ void GraphExecutor::collective_done(CollectiveId id, Rank r) {
   if (it == coll_node_.end()) throw std::logic_error("graph executor: a collective finished on a rank that never issued it");
   const InFlight f = it->second;
   coll_node_.erase(it);
-  comm_end(r);
+  comm_end(r, f.dims);
   completed_.push_back({r, f.node, f.issued});
   drain();
 }

@@ -95,6 +95,10 @@ class GraphExecutor final : private ActivityListener,
   TimePs compute_busy_ps(Rank r) const { return rank(r).compute.busy; }
   TimePs cpu_busy_ps(Rank r) const { return rank(r).cpu.busy; }
   TimePs comm_busy_ps(Rank r) const { return rank(r).comm_busy; }
+  // Per dimension d: time rank r had at least one collective over d, or a
+  // message whose route crosses d, in flight (docs/model.md, "Network
+  // utilization").
+  const std::vector<TimePs>& comm_busy_per_dim_ps(Rank r) const { return rank(r).dim_busy; }
   // Kept ranks: the intervals with communication in flight.
   const std::vector<BusyInterval>& comm_intervals(Rank r) const { return rank(r).comm_intervals; }
   // Node timings for the ranks kept (empty for others).
@@ -128,6 +132,8 @@ class GraphExecutor final : private ActivityListener,
     TimePs comm_busy = 0;
     TimePs last_end = 0;
     std::vector<BusyInterval> comm_intervals;
+    std::vector<int> dim_in_flight;  // per dimension: communication over it in flight
+    std::vector<TimePs> dim_since, dim_busy;
     std::vector<NodeTiming> timing;
   };
   struct Coll {
@@ -140,6 +146,7 @@ class GraphExecutor final : private ActivityListener,
   struct InFlight {
     std::uint32_t node;
     TimePs issued;
+    std::uint32_t dims;  // mask of the dimensions it spans
   };
   struct Transfer {
     Rank src, dst;
@@ -170,8 +177,9 @@ class GraphExecutor final : private ActivityListener,
   void issue_collective(Rank r, std::uint32_t node);
   void issue_send(Rank r, std::uint32_t node);
   void issue_recv(Rank r, std::uint32_t node);
-  void comm_begin(Rank r);
-  void comm_end(Rank r);
+  void comm_begin(Rank r, std::uint32_t dims);
+  void comm_end(Rank r, std::uint32_t dims);
+  std::uint32_t route_dims(Rank src, Rank dst) const;
   bool kept(Rank r) const { return r == 0 || r < options_.keep_ranks; }
   std::string where(Rank r, std::uint32_t node) const;
   const TransferShape& p2p_shape(Rank src, Rank dst);
