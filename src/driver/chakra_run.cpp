@@ -111,6 +111,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   const Rank ranks = pi.collectives.simulated_ranks();
   graphs.reserve(static_cast<std::size_t>(ranks));
   for (Rank r = 0; r < ranks; ++r) {
+    binding.rank = r;
     graphs.push_back(chakra_graph(traces[static_cast<std::size_t>(r)], pi.topology, binding));
     per_rank.push_back(&graphs.back());
   }
