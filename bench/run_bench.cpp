@@ -68,7 +68,11 @@ PlatformConfig platform_for(const Case& c) {
 
 // Every rank simulated (--full): the benchmark measures the full engine,
 // not the symmetric shortcut (which bench/run.sh times separately).
-const CollectiveRequestSpec kAllReduce{CollectiveOp::kAllReduce, {}, true, {}};
+const CollectiveRequestSpec kAllReduce = [] {
+  CollectiveRequestSpec s;
+  s.full = true;
+  return s;
+}();
 
 void BM_Run(benchmark::State& state, const Case& c) {
   const PlatformConfig platform = platform_for(c);

@@ -45,11 +45,13 @@ Pattern halving_doubling(CollectiveOp op, int n) {
       // Pairwise exchange: in step k every member swaps its piece with i xor k.
       for (int k = 1; k < n; ++k) p.steps.push_back(xor_step(n, k, 1.0 / n));
       break;
+    default: break;  // rooted: refused by unsupported()
   }
   return p;
 }
 
 std::optional<std::string> unsupported(CollectiveOp op, long long n, const std::string& what) {
+  if (is_rooted(op)) return what + ": rooted phases run direct";
   if (!power_of_two(n)) return what + " needs a power-of-two group size, got " + std::to_string(n);
   if (op == CollectiveOp::kAllToAll && n * (n - 1) > kMaxPairMessages) {
     return what + ": group of " + std::to_string(n) + " NPUs is too large";

@@ -30,6 +30,7 @@ Pattern ring(CollectiveOp op, int n) {
       // pieces that still have to travel further.
       p.steps.push_back(ring_step(n, n - 1, n - 1, -1.0));
       break;
+    default: break;  // rooted: refused by unsupported()
   }
   return p;
 }
@@ -41,7 +42,10 @@ void register_ring(AlgorithmRegistry& registry) {
   a.name = "ring";
   a.help = "each member sends to its successor; bandwidth-optimal, latency grows with n";
   a.astra_names = {"ring"};
-  a.unsupported = [](CollectiveOp, long long, const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  a.unsupported = [](CollectiveOp op, long long, const std::string& what) -> std::optional<std::string> {
+    if (is_rooted(op)) return what + ": rooted phases run direct";
+    return std::nullopt;
+  };
   a.pattern = ring;
   register_algorithm(registry, std::move(a));
 }

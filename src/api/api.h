@@ -57,6 +57,7 @@ struct CollectiveRequest {
   long long step_factor = 2;
   std::optional<std::string> dims;  // default: all
   std::vector<std::string> stragglers;  // "RANK=FACTOR": that NPU's links are FACTOR times slower
+  std::optional<long long> root;  // rooted operations: the root rank (default 0)
 };
 struct CollectiveRun {
   PlatformConfig platform;

@@ -128,6 +128,15 @@ CollectiveRun simulate_collectives(const CollectiveRequest& o) {
   run.spec.op = parse_op("--op", o.op);
   run.spec.full = o.platform.full;
   if (o.dims) run.spec.dims = parse_dims("--dims", *o.dims, static_cast<int>(run.platform.dims.size()));
+  if (o.root) {
+    const Rank npus = Topology(run.platform.dims).num_npus();
+    if (!is_rooted(run.spec.op)) throw InputError("--root: only broadcast, reduce, gather and scatter have a root");
+    if (*o.root < 0 || *o.root >= npus) {
+      throw InputError("--root: " + std::to_string(*o.root) + " is not a rank of this platform (0.." +
+                       std::to_string(npus - 1) + ")");
+    }
+    run.spec.root = static_cast<Rank>(*o.root);
+  }
   if (!o.stragglers.empty()) run.spec.stragglers = parse_stragglers(o.stragglers, Topology(run.platform.dims).num_npus());
   std::vector<std::uint64_t> sizes;
   if (o.bytes) {

@@ -194,6 +194,7 @@ enum KnownAttr : unsigned {
   kCommTag = 1u << 7,
   kInvolvedDim = 1u << 8,
   kPgName = 1u << 9,
+  kCommRoot = 1u << 10,
 };
 
 struct KnownAttrName {
@@ -203,7 +204,7 @@ struct KnownAttrName {
 constexpr KnownAttrName kKnownAttrs[] = {
     {"is_cpu_op", kIsCpuOp}, {"num_ops", kNumOps},   {"tensor_size", kTensorSize}, {"comm_type", kCommType},
     {"comm_size", kCommSize}, {"comm_src", kCommSrc}, {"comm_dst", kCommDst},       {"comm_tag", kCommTag},
-    {"involved_dim", kInvolvedDim}, {"pg_name", kPgName},
+    {"involved_dim", kInvolvedDim}, {"pg_name", kPgName},     {"comm_root", kCommRoot},
 };
 
 class Parser {
@@ -389,6 +390,7 @@ class Parser {
       case kCommSrc: n.comm_src = static_cast<int64_t>(uint_attr(n, a, kMaxRanks - 1)); break;
       case kCommDst: n.comm_dst = static_cast<int64_t>(uint_attr(n, a, kMaxRanks - 1)); break;
       case kCommTag: n.comm_tag = signed_attr(n, a); break;
+      case kCommRoot: n.comm_root = static_cast<int64_t>(uint_attr(n, a, kMaxRanks - 1)); break;
       case kInvolvedDim: n.involved_dim = bool_list_attr(n, a); break;
       case kPgName:
         if (a.value_case() != Attr::kStringVal) fail_attr(n, name, "expected string_val, got " + value_kind(a));

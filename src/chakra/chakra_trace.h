@@ -70,6 +70,9 @@ struct Node {
   // side may be absent in a parsed file; read_traces fills it with the
   // file's rank. comm_tag: matching key for send/receive; absent means 0.
   std::optional<int64_t> comm_src, comm_dst, comm_tag;
+  // The root rank of a rooted collective (attribute comm_root, an acesim
+  // extension: Chakra's converter records none); absent: the group's lowest rank.
+  std::optional<int64_t> comm_root;
   std::optional<double> num_ops;         // >= 0, finite
   std::optional<uint64_t> tensor_size;   // bytes
   std::string pg_name;                   // process group; "" when absent

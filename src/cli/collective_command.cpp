@@ -18,6 +18,7 @@ struct Options {
   std::string min_bytes;
   std::string max_bytes;
   std::string dims;
+  long long root = 0;
   bool json = false;
   api::CollectiveRequest request;
 };
@@ -49,9 +50,10 @@ std::function<int()> add_collective_command(CLI::App& app) {
   c->add_option("--step-factor", o->request.step_factor, "sweep multiplier")->capture_default_str();
   CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
+  CLI::Option* root = c->add_option("--root", o->root, "broadcast, reduce, gather, scatter: the root rank (default 0)");
   c->add_option("--straggler", o->request.stragglers,
                 "RANK=FACTOR: that NPU's links (in and out) carry FACTOR times less (repeatable; runs in full)");
-  return [o, bytes, min_bytes, max_bytes, dims] {
+  return [o, bytes, min_bytes, max_bytes, dims, root] {
     // Whether each option was given at all (an empty value still counts).
     api::CollectiveRequest& r = o->request;
     r.platform = platform_request(o->platform);
@@ -59,6 +61,7 @@ std::function<int()> add_collective_command(CLI::App& app) {
     if (min_bytes->count() > 0) r.min_bytes = o->min_bytes;
     if (max_bytes->count() > 0) r.max_bytes = o->max_bytes;
     if (dims->count() > 0) r.dims = o->dims;
+    if (root->count() > 0) r.root = o->root;
     return run(*o);
   };
 }

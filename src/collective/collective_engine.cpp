@@ -36,7 +36,8 @@ CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, Networ
       cfg_(std::move(cfg)),
       endpoints_(endpoint),
       gated_(endpoint != nullptr && endpoint->gates_entry()),
-      shapes_(topo, net.wants_messages()) {
+      shapes_(topo, net.wants_messages()),
+      listed_shapes_(topo, net.wants_messages()) {
   if (topo_.num_dims() > 16) throw std::invalid_argument("at most 16 topology dimensions are supported");
   const std::string problem = validate(cfg_, topo_);
   if (!problem.empty()) throw std::invalid_argument(problem);
@@ -52,24 +53,38 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   if (!(req.bytes >= 0.0) || !std::isfinite(req.bytes)) {
     throw std::invalid_argument("collective size must be a finite number of bytes >= 0");
   }
-  std::vector<int> dims = req.dims;
-  if (dims.empty()) {
-    for (int d = 0; d < topo_.num_dims(); ++d) dims.push_back(d);
-  }
-  std::uint32_t seen = 0;
-  for (int d : dims) {
-    if (d < 0 || d >= topo_.num_dims()) {
-      throw std::invalid_argument("collective dimension " + std::to_string(d) + " does not exist (topology has " +
-                                  std::to_string(topo_.num_dims()) + ")");
-    }
-    if (seen & (1u << d)) throw std::invalid_argument("collective names dimension " + std::to_string(d) + " twice");
-    seen |= 1u << d;
+  if (is_rooted(req.op) && rep_ >= 0) {
+    throw std::invalid_argument(std::string(to_string(req.op)) +
+                                ": a rooted collective needs a full simulation (its root works unlike the other ranks)");
   }
   Collective c;
   c.req = req;
-  c.req.dims = dims;
   c.listener = listener;
-  c.specs = build_plan(req.op, cfg_.op(req.op), topo_, dims);
+  if (!req.members.empty()) {
+    plan_explicit(c);
+  } else {
+    std::vector<int> dims = req.dims;
+    if (dims.empty()) {
+      for (int d = 0; d < topo_.num_dims(); ++d) dims.push_back(d);
+    }
+    std::uint32_t seen = 0;
+    for (int d : dims) {
+      if (d < 0 || d >= topo_.num_dims()) {
+        throw std::invalid_argument("collective dimension " + std::to_string(d) + " does not exist (topology has " +
+                                    std::to_string(topo_.num_dims()) + ")");
+      }
+      if (seen & (1u << d)) throw std::invalid_argument("collective names dimension " + std::to_string(d) + " twice");
+      seen |= 1u << d;
+    }
+    c.req.dims = dims;
+    c.specs = is_rooted(req.op) ? build_rooted_plan(req.op, cfg_, topo_, dims) : build_plan(req.op, cfg_.op(req.op), topo_, dims);
+    for (int d : dims) c.group_npus *= topo_.dim(d).npus;
+  }
+  if (is_rooted(req.op) && (req.root < 0 || req.root >= c.group_npus)) {
+    throw std::invalid_argument(std::string(to_string(req.op)) + ": root position " + std::to_string(req.root) +
+                                " is outside its group of " + std::to_string(c.group_npus) + " ranks");
+  }
+  c.participants = req.members.empty() ? simulated_ranks() : static_cast<long long>(req.members.size());
   for (const PhaseSpec& spec : c.specs) {
     if (auto why = unsupported_reason(spec.op, spec.algorithm, spec.group_size)) throw std::invalid_argument(*why);
   }
@@ -82,7 +97,6 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
     }
     c.chunks = std::max(c.chunks, static_cast<int>(needed));
   }
-  for (int d : dims) c.group_npus *= topo_.dim(d).npus;
   set_chunk_bytes(c);
   if (endpoints_ != nullptr && !c.specs.empty()) {
     // An executor that cannot hold a whole chunk streams it in pieces; each
@@ -103,7 +117,7 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
     Phase ph;
     for (int d : spec.dims) ph.dims_mask |= 1u << d;
     long long weight = 1;
-    for (int d = 0; d < topo_.num_dims(); ++d) {
+    for (int d = 0; d < topo_.num_dims() && c.group_id < 0; ++d) {  // an explicit group is one instance
       if (ph.dims_mask & (1u << d)) continue;
       ph.other_dims.push_back(d);
       ph.other_weight.push_back(weight);
@@ -121,6 +135,33 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   return static_cast<CollectiveId>(collectives_.size() - 1);
 }
 
+void CollectiveEngine::plan_explicit(Collective& c) {
+  const std::vector<Rank>& m = c.req.members;
+  if (rep_ >= 0) throw std::invalid_argument("a collective over listed ranks needs a full simulation");
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    if (m[i] < 0 || m[i] >= topo_.num_npus()) {
+      throw std::invalid_argument("collective member " + std::to_string(m[i]) + " is not a rank of the topology's " +
+                                  std::to_string(topo_.num_npus()) + " NPUs");
+    }
+    if (i > 0 && m[i] <= m[i - 1]) throw std::invalid_argument("collective members must be ascending and distinct");
+  }
+  // The dimensions along which the members differ pick the algorithm.
+  std::vector<int> differ;
+  for (int d = 0; d < topo_.num_dims(); ++d) {
+    for (Rank r : m) {
+      if (topo_.coord(r, d) != topo_.coord(m.front(), d)) {
+        differ.push_back(d);
+        break;
+      }
+    }
+  }
+  const long long n = static_cast<long long>(m.size());
+  c.specs = build_group_plan(c.req.op, group_algorithm(c.req.op, cfg_, differ), n);
+  c.req.dims.clear();
+  c.group_npus = n;
+  c.group_id = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first->second;
+}
+
 void CollectiveEngine::set_chunk_bytes(Collective& c) const {
   c.chunk_bytes = c.req.bytes / c.chunks;
   const double n = static_cast<double>(c.group_npus);
@@ -136,6 +177,20 @@ void CollectiveEngine::set_chunk_bytes(Collective& c) const {
     case CollectiveOp::kAllGather:
       c.chunk_in = c.chunk_bytes / n;
       c.chunk_out = c.chunk_bytes;
+      break;
+    // Rooted: what the root holds, charged to every member (an upper bound
+    // for the others; docs/model.md, "Rooted collectives").
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
+      c.chunk_in = c.chunk_out = c.chunk_bytes;
+      break;
+    case CollectiveOp::kGather:
+      c.chunk_in = c.chunk_bytes / n;
+      c.chunk_out = c.chunk_bytes;
+      break;
+    case CollectiveOp::kScatter:
+      c.chunk_in = c.chunk_bytes;
+      c.chunk_out = c.chunk_bytes / n;
       break;
   }
 }
@@ -165,7 +220,34 @@ Rank CollectiveEngine::base_rank(const Phase& ph, long long instance) const {
   return base;
 }
 
-void CollectiveEngine::members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const {
+void CollectiveEngine::members(const Collective& c, int phase, long long instance, std::vector<Rank>& out) const {
+  if (c.group_id >= 0) {
+    out.assign(c.req.members.begin(), c.req.members.end());
+  } else {
+    dim_members(c.specs[static_cast<std::size_t>(phase)], base_rank(c.phases[static_cast<std::size_t>(phase)], instance), out);
+  }
+  // Patterns of rooted phases take member 0 as the root.
+  if (is_rooted(c.req.op) && c.req.root > 0) std::rotate(out.begin(), out.begin() + c.req.root, out.end());
+}
+
+const TransferShape& CollectiveEngine::shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members) {
+  const PhaseSpec& spec = c.specs[static_cast<std::size_t>(phase)];
+  if (c.group_id < 0 && !is_rooted(c.req.op)) {
+    const std::uint32_t mask = c.phases[static_cast<std::size_t>(phase)].dims_mask;
+    return shapes_.get(shape_key(spec.op, spec.algorithm, mask, base), spec.op, spec.algorithm, members);
+  }
+  auto key = std::make_tuple(static_cast<int>(spec.op), spec.algorithm->id, std::vector<Rank>(members.begin(), members.end()));
+  const auto it = listed_index_.emplace(std::move(key), static_cast<std::uint32_t>(listed_index_.size())).first;
+  return listed_shapes_.get(it->second, spec.op, spec.algorithm, members);
+}
+
+std::uint64_t CollectiveEngine::queue_key(const Collective& c, const Phase& ph, long long instance) const {
+  // Dimension masks use the low 16 bits; explicit groups are counted above them.
+  if (c.group_id >= 0) return pack_key(0x80000000u | static_cast<std::uint32_t>(c.group_id), 0);
+  return pack_key(ph.dims_mask, static_cast<std::uint32_t>(base_rank(ph, instance)));
+}
+
+void CollectiveEngine::dim_members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const {
   // Member order: the first listed dimension varies fastest.
   out.clear();
   if (spec.dims.size() == 1) {
@@ -190,6 +272,9 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("rank out of range");
   Collective& c = collectives_[id];
   if (rep_ >= 0 && rank != rep_) throw std::logic_error("symmetric simulation: only the representative rank arrives");
+  if (c.group_id >= 0 && !std::binary_search(c.req.members.begin(), c.req.members.end(), rank)) {
+    throw std::logic_error("rank " + std::to_string(rank) + " is not a member of collective " + c.req.name);
+  }
   if (c.rank_arrived[slot(rank)]) {
     throw std::logic_error("rank " + std::to_string(rank) + " arrived twice at collective " + c.req.name);
   }
@@ -213,6 +298,11 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
 void CollectiveEngine::arrive_all(CollectiveId id) {
   if (rep_ >= 0) {
     arrive(id, rep_);
+    return;
+  }
+  if (collectives_[id].group_id >= 0) {
+    const std::vector<Rank> ranks = collectives_[id].req.members;
+    for (Rank r : ranks) arrive(id, r);
     return;
   }
   for (Rank r = 0; r < topo_.num_npus(); ++r) arrive(id, r);
@@ -252,8 +342,7 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
   Phase& ph = c.phases[phase];
   std::int32_t q = ph.queue[instance];
   if (q < 0) {
-    const Rank base = base_rank(ph, instance);
-    const std::uint64_t key = pack_key(ph.dims_mask, static_cast<std::uint32_t>(base));
+    const std::uint64_t key = queue_key(c, ph, instance);
     auto [it, inserted] = queue_index_.emplace(key, static_cast<std::int32_t>(queues_.size()));
     if (inserted) queues_.emplace_back();
     q = it->second;
@@ -272,7 +361,7 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
 bool CollectiveEngine::admit(const Waiting& w) {
   if (w.phase != 0 || !gated_) return true;
   const Collective& c = collectives_[w.coll];
-  members(c.specs[0], base_rank(c.phases[0], w.instance), scratch_members_);
+  members(c, 0, w.instance, scratch_members_);
   return endpoints_->try_enter(scratch_members_, ChunkBytes{c.chunk_in, c.chunk_out});
 }
 
@@ -321,9 +410,8 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   const PhaseSpec& spec = c.specs[w.phase];
   const Phase& ph = c.phases[w.phase];
   const Rank base = base_rank(ph, w.instance);
-  members(spec, base, scratch_members_);
-  const TransferShape& shape =
-      shapes_.get(shape_key(spec.op, spec.algorithm, ph.dims_mask, base), spec.op, spec.algorithm, scratch_members_);
+  members(c, w.phase, w.instance, scratch_members_);
+  const TransferShape& shape = shape_of(c, w.phase, base, scratch_members_);
   const std::uint32_t slot = running_.acquire();
   running_[slot] = RunningPhase{true, w.coll, w.phase, w.chunk, w.instance, q};
   ++phases_run_;
@@ -366,9 +454,8 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
 
 void CollectiveEngine::advance(const RunningPhase& rp) {
   Collective& c = collectives_[rp.coll];
-  const PhaseSpec& spec = c.specs[rp.phase];
   std::vector<Rank>& group = scratch_advance_;
-  members(spec, base_rank(c.phases[rp.phase], rp.instance), group);
+  members(c, rp.phase, rp.instance, group);
   if (endpoints_ != nullptr) endpoints_->phase_end(rp.coll, group);
   const int next = rp.phase + 1;
   if (next < static_cast<int>(c.phases.size())) {
@@ -394,7 +481,7 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
 void CollectiveEngine::rank_finished(CollectiveId id, Rank r) {
   Collective& c = collectives_[id];
   ++c.ranks_done;
-  if (c.ranks_done == simulated_ranks()) c.finish = sim_.now();
+  if (c.ranks_done == c.participants) c.finish = sim_.now();
   if (c.listener != nullptr) c.listener->collective_done(id, r);
 }
 
@@ -411,18 +498,19 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
     const Collective& c = collectives_[id];
     std::string line = "collective " + std::to_string(id) + " (" + std::string(to_string(c.req.op));
     if (!c.req.name.empty()) line += " '" + c.req.name + "'";
-    line += "): " + std::to_string(c.arrivals) + "/" + std::to_string(simulated_ranks()) + " ranks arrived, " +
+    line += "): " + std::to_string(c.arrivals) + "/" + std::to_string(c.participants) + " ranks arrived, " +
             std::to_string(c.ranks_done) + " done";
-    if (c.arrivals < simulated_ranks()) {
+    if (c.arrivals < c.participants) {
       line += "; missing ranks";
       int shown = 0;
       for (Rank r = 0; r < simulated_ranks() && shown < 8; ++r) {
-        if (!c.rank_arrived[static_cast<std::size_t>(r)]) {
+        const bool member = c.group_id < 0 || std::binary_search(c.req.members.begin(), c.req.members.end(), r);
+        if (member && !c.rank_arrived[static_cast<std::size_t>(r)]) {
           line += " " + std::to_string(r);
           ++shown;
         }
       }
-      if (simulated_ranks() - c.arrivals > shown) line += " ...";
+      if (c.participants - c.arrivals > shown) line += " ...";
     }
     for (std::size_t p = 0; p < c.phases.size(); ++p) {
       const Phase& ph = c.phases[p];
@@ -444,7 +532,8 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
       if (partial > 0) {
         std::string dims;
         for (std::size_t i = 0; i < c.specs[p].dims.size(); ++i) dims += (i ? "," : "") + std::to_string(c.specs[p].dims[i]);
-        line += "; phase " + std::to_string(p) + " (" + std::string(to_string(c.specs[p].op)) + " on dimension " + dims +
+        const std::string on = c.group_id >= 0 ? " on its listed ranks" : " on dimension " + dims;
+        line += "; phase " + std::to_string(p) + " (" + std::string(to_string(c.specs[p].op)) + on +
                 "): " + std::to_string(partial) + " chunk-groups waiting for members" + example;
       }
     }

@@ -13,6 +13,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <span>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,9 +34,16 @@ using CollectiveId = std::uint32_t;
 
 struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  double bytes = 0.0;     // nccl-tests convention, see build_plan()
+  double bytes = 0.0;     // nccl-tests convention, see build_plan() and docs/model.md
   std::vector<int> dims;  // dimensions it spans; empty: all
   std::string name;
+  // When not empty, the collective runs on exactly these ranks (ascending,
+  // distinct) as one group routed over the fabric, and `dims` is unused.
+  // Needs a full simulation.
+  std::vector<Rank> members;
+  // Rooted operations: the root's position in every group, in member order
+  // (the first dimension varies fastest; `members`: ascending ranks).
+  long long root = 0;
 };
 
 class CollectiveListener {
@@ -69,7 +79,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   void arrive(CollectiveId id, Rank rank);
   void arrive_all(CollectiveId id);
 
-  bool finished(CollectiveId id) const { return collectives_[id].ranks_done == simulated_ranks(); }
+  bool finished(CollectiveId id) const { return collectives_[id].ranks_done == collectives_[id].participants; }
   TimePs first_arrival(CollectiveId id) const { return collectives_[id].first_arrival; }
   TimePs finish_time(CollectiveId id) const { return collectives_[id].finish; }
   std::size_t num_collectives() const { return collectives_.size(); }
@@ -80,7 +90,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
 
   const CollectiveConfig& config() const { return cfg_; }
   const std::vector<PhaseSpec>& phases(CollectiveId id) const { return collectives_[id].specs; }
-  std::size_t shapes_built() const { return shapes_.size(); }
+  std::size_t shapes_built() const { return shapes_.size() + listed_shapes_.size(); }
   int chunks(CollectiveId id) const { return collectives_[id].chunks; }
   // NPUs in one group of the collective (the product of its dimensions' sizes).
   long long group_npus(CollectiveId id) const { return collectives_[id].group_npus; }
@@ -106,6 +116,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     long long group_npus = 1;
     double chunk_in = 0.0;    // a chunk's input at one NPU
     double chunk_out = 0.0;   // a chunk's output at one NPU
+    long long participants = 0;  // simulated ranks taking part
+    std::int32_t group_id = -1;  // explicit members: their group's index
     std::vector<std::int32_t> rank_chunks_done;
     std::vector<std::uint8_t> rank_arrived;
     long long arrivals = 0;
@@ -141,7 +153,14 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     return rep_ >= 0 ? 1 : static_cast<std::int32_t>(c.specs[phase].group_size);
   }
   Rank base_rank(const Phase& ph, long long instance) const;
-  void members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const;
+  // The members of phase `phase`'s group `instance`, the root first for a
+  // rooted operation.
+  void members(const Collective& c, int phase, long long instance, std::vector<Rank>& out) const;
+  void dim_members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const;
+  const TransferShape& shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members);
+  // Plan and group of an explicit-member request; throws std::invalid_argument.
+  void plan_explicit(Collective& c);
+  std::uint64_t queue_key(const Collective& c, const Phase& ph, long long instance) const;
   void ready(CollectiveId id, int phase, long long instance, int chunk);
   void dispatch(std::int32_t queue);
   // Dispatching waits until every completion and arrival of the current
@@ -162,6 +181,11 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   Endpoints* endpoints_;
   bool gated_;  // the endpoints admit chunks entering a collective (Endpoints::try_enter)
   ShapeCache shapes_;
+  // Shapes of rooted operations and explicit groups, keyed by an index
+  // given to each distinct (op, algorithm, member list).
+  ShapeCache listed_shapes_;
+  std::map<std::tuple<int, int, std::vector<Rank>>, std::uint32_t> listed_index_;
+  std::map<std::vector<Rank>, std::int32_t> group_index_;  // explicit groups
   std::deque<Collective> collectives_;
   std::deque<GroupQueue> queues_;
   std::unordered_map<std::uint64_t, std::int32_t> queue_index_;

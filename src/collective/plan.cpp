@@ -1,5 +1,7 @@
 #include "collective/plan.h"
 
+#include <stdexcept>
+
 #include "topology/topology_kinds.h"
 
 namespace acesim {
@@ -16,6 +18,67 @@ CollectiveConfig default_collective_config(const Topology& topo) {
     for (int d = 0; d < topo.num_dims(); ++d) oc.per_dim.push_back(default_algorithm(topo.dim(d).kind));
   }
   return c;
+}
+
+namespace {
+
+// The symmetric operation a rooted one is built around.
+CollectiveOp symmetric_half(CollectiveOp op) {
+  return op == CollectiveOp::kReduce ? CollectiveOp::kReduceScatter : CollectiveOp::kAllGather;
+}
+
+// Scatter then all-gather of every piece (van de Geijn's broadcast); reduce-
+// scatter then gather of the reduced pieces (Rabenseifner's reduce). Both
+// move 2(n-1)/n of the data through the root's links, where a naive root
+// sending or receiving everything moves (n-1) times it.
+std::vector<PhaseSpec> rooted_phases(CollectiveOp op, Algorithm half, std::vector<int> dims, long long n) {
+  const Algorithm direct = algorithm("direct");
+  switch (op) {
+    case CollectiveOp::kBroadcast:
+      return {PhaseSpec{CollectiveOp::kScatter, direct, dims, 1.0, n},
+              PhaseSpec{CollectiveOp::kAllGather, half, dims, 1.0, n}};
+    case CollectiveOp::kReduce:
+      return {PhaseSpec{CollectiveOp::kReduceScatter, half, dims, 1.0, n},
+              PhaseSpec{CollectiveOp::kGather, direct, dims, 1.0, n}};
+    case CollectiveOp::kGather:
+    case CollectiveOp::kScatter: return {PhaseSpec{op, direct, dims, 1.0, n}};
+    default: return {PhaseSpec{op, half, dims, 1.0, n}};
+  }
+}
+
+}  // namespace
+
+Algorithm group_algorithm(CollectiveOp op, const CollectiveConfig& cfg, std::span<const int> dims) {
+  const OpConfig& oc = cfg.op(is_rooted(op) ? symmetric_half(op) : op);
+  if (dims.size() == 1 && oc.plan != PlanKind::kFlat) return oc.per_dim.at(static_cast<std::size_t>(dims[0]));
+  return oc.flat;
+}
+
+std::vector<PhaseSpec> build_rooted_plan(CollectiveOp op, const CollectiveConfig& cfg, const Topology& topo,
+                                         std::span<const int> dims_in) {
+  std::vector<int> dims;
+  long long n = 1;
+  for (int d : dims_in) {
+    if (topo.dim(d).npus <= 1) continue;
+    dims.push_back(d);
+    n *= topo.dim(d).npus;
+  }
+  if (dims.empty()) return {};
+  return rooted_phases(op, group_algorithm(op, cfg, dims), dims, n);
+}
+
+std::vector<PhaseSpec> build_group_plan(CollectiveOp op, Algorithm alg, long long n) {
+  if (n <= 1) return {};
+  return rooted_phases(op, alg, {}, n);
+}
+
+long long position_in_group(const Topology& topo, std::span<const int> dims, Rank r) {
+  long long pos = 0, weight = 1;
+  for (int d : dims) {
+    pos += topo.coord(r, d) * weight;
+    weight *= topo.dim(d).npus;
+  }
+  return pos;
 }
 
 std::vector<PhaseSpec> build_plan(CollectiveOp op, const OpConfig& cfg, const Topology& topo,
@@ -86,6 +149,8 @@ std::vector<PhaseSpec> build_plan(CollectiveOp op, const OpConfig& cfg, const To
     case CollectiveOp::kAllToAll:
       for (int d : dims) one(CollectiveOp::kAllToAll, d, 1.0);
       break;
+    default:
+      throw std::invalid_argument(std::string(to_string(op)) + ": a rooted operation is planned by build_rooted_plan");
   }
   return phases;
 }

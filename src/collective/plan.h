@@ -55,6 +55,30 @@ struct PhaseSpec {
 std::vector<PhaseSpec> build_plan(CollectiveOp op, const OpConfig& cfg, const Topology& topo,
                                   std::span<const int> dims);
 
+// Rooted operations over `dims` (as build_plan; dimensions of size 1
+// skipped) run as phases over one group of all their NPUs, the root first
+// (docs/model.md, "Rooted collectives"):
+//   broadcast = scatter (direct) + all-gather;   reduce = reduce-scatter + gather (direct);
+//   gather, scatter: one direct phase.
+// The all-gather / reduce-scatter half takes that operation's algorithm on
+// the dimension (one dimension) or its flat algorithm (several).
+std::vector<PhaseSpec> build_rooted_plan(CollectiveOp op, const CollectiveConfig& cfg, const Topology& topo,
+                                         std::span<const int> dims);
+// The phases of `op` over one explicit group of n ranks (not whole
+// dimensions): one phase of `alg` for a symmetric operation, or the rooted
+// decomposition above with `alg` for its symmetric half. PhaseSpec::dims is
+// empty: the group is its member list.
+std::vector<PhaseSpec> build_group_plan(CollectiveOp op, Algorithm alg, long long n);
+// The algorithm of `op` (or, rooted, of its symmetric half) on an explicit
+// group whose members differ along `dims` only: the dimension's algorithm
+// when that is one dimension, the flat algorithm otherwise.
+Algorithm group_algorithm(CollectiveOp op, const CollectiveConfig& cfg, std::span<const int> dims);
+
+// The position of rank `r` in its group over `dims` (member order: the
+// first dimension listed varies fastest), which is how a root is given to
+// the collective engine.
+long long position_in_group(const Topology& topo, std::span<const int> dims, Rank r);
+
 // Checks that every phase the configuration can produce is supported.
 // Returns a description of the first problem, or an empty string.
 std::string validate(const CollectiveConfig& cfg, const Topology& topo);

@@ -329,6 +329,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   int iterations = 1;
   for (Rank r = 0; r < ranks; ++r) {
     const chakra::Trace& t = traces[static_cast<std::size_t>(r)];
+    binding.rank = r;
     if (passes > 1) repeated.push_back(repeat_trace(t, passes));
     graphs.push_back(chakra_graph(passes > 1 ? repeated.back() : t, pi.topology, binding));
     per_rank.push_back(&graphs.back());

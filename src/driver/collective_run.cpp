@@ -45,6 +45,8 @@ void check_collective_limits(const PlatformConfig& platform, const CollectiveReq
 CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
   std::string asymmetry = asymmetry_reason(platform);
   if (asymmetry.empty() && !req.stragglers.empty()) asymmetry = "stragglers";
+  if (asymmetry.empty() && !req.members.empty()) asymmetry = "a group of listed ranks";
+  if (asymmetry.empty() && is_rooted(req.op)) asymmetry = "a rooted collective";
   const bool symmetric = !req.full && asymmetry.empty();
   check_collective_limits(platform, req, bytes, symmetric);
   PlatformInstance pi(platform, symmetric);
@@ -57,6 +59,20 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   r.op = req.op;
   r.bytes = static_cast<double>(bytes);
   r.dims = req.dims;
+  r.members = req.members;
+  if (is_rooted(req.op) && !req.members.empty()) {
+    const auto it = std::find(req.members.begin(), req.members.end(), req.root);
+    if (it == req.members.end()) throw InputError(fmt::format("root {} is not a member of the collective's group", req.root));
+    r.root = it - req.members.begin();
+  } else if (is_rooted(req.op)) {
+    std::vector<int> dims = req.dims;
+    for (int d = 0; dims.empty() && d < topo.num_dims(); ++d) dims.push_back(d);  // all of them
+    std::vector<int> spanned;
+    for (int d : dims) {
+      if (topo.dim(d).npus > 1) spanned.push_back(d);
+    }
+    r.root = position_in_group(topo, spanned, req.root);
+  }
   const CollectiveId id = engine.create(r);
   engine.arrive_all(id);
   run_or_report_stuck(sim, [&] { return engine.finished(id); }, [&] { return engine.stuck_report(); });
@@ -64,7 +80,9 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.op = req.op;
   res.bytes = bytes;
   res.ranks = 1;
-  if (req.dims.empty()) {
+  if (!req.members.empty()) {
+    res.ranks = static_cast<long long>(req.members.size());
+  } else if (req.dims.empty()) {
     res.ranks = topo.num_npus();
   } else {
     for (int d : req.dims) res.ranks *= topo.dim(d).npus;

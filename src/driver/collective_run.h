@@ -20,6 +20,12 @@ struct CollectiveRequestSpec {
   // Stragglers: rank -> factor by which its endpoint's links are slower
   // (Topology::set_npu_link_slowdown). Any makes the run full.
   std::vector<std::pair<Rank, double>> stragglers;
+  // Rooted operations: the root, a rank; every group's root is the member at
+  // its position. Rooted operations always run in full.
+  Rank root = 0;
+  // When not empty: one group of exactly these ranks (ascending), routed
+  // over the fabric, instead of `dims`. Runs in full.
+  std::vector<Rank> members;
 };
 
 struct CollectiveResult {

@@ -65,6 +65,12 @@ double sm_hbm_per_byte(const SmParams& sm, CollectiveOp op) {
     case CollectiveOp::kAllGather: return sm.hbm_per_byte_gather;
     case CollectiveOp::kAllReduce: return 0.5 * (sm.hbm_per_byte_reduce + sm.hbm_per_byte_gather);
     case CollectiveOp::kAllToAll: return sm.hbm_per_byte_alltoall;
+    // Rooted phases move data without reducing it, as an all-gather does;
+    // a reduce's reductions are in its reduce-scatter phase.
+    case CollectiveOp::kReduce: return sm.hbm_per_byte_reduce;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kGather:
+    case CollectiveOp::kScatter: return sm.hbm_per_byte_gather;
   }
   return 0.0;
 }
@@ -72,20 +78,28 @@ double sm_hbm_per_byte(const SmParams& sm, CollectiveOp op) {
 double sm_unit_cost_per_byte(const SmParams& sm, CollectiveOp op) {
   const double reduce = sm.copy_GBps_per_unit / sm.reduce_GBps_per_unit;
   switch (op) {
-    case CollectiveOp::kReduceScatter: return reduce;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kReduce: return reduce;
     case CollectiveOp::kAllReduce: return 0.5 * (reduce + 1.0);
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kAllToAll: return 1.0;
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kGather:
+    case CollectiveOp::kScatter: return 1.0;
   }
   return 1.0;
 }
 
 double reduce_share(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::kReduceScatter: return 1.0;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kReduce: return 1.0;
     case CollectiveOp::kAllReduce: return 0.5;
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kAllToAll: return 0.0;
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kGather:
+    case CollectiveOp::kScatter: return 0.0;
   }
   return 0.0;
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collective/plan.h"
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
 
@@ -27,17 +28,37 @@ std::string describe_platform(const PlatformConfig& p) {
                      p.collectives.active_chunks_per_dim, to_string(p.collectives.policy));
 }
 
+namespace {
+
+// "scatter (direct) + all-gather (ring)": the phases a rooted operation runs.
+std::string rooted_phases_text(const PlatformConfig& platform, const CollectiveRequestSpec& req) {
+  const Topology topo(platform.dims);
+  std::vector<int> dims = req.dims;
+  for (int d = 0; dims.empty() && d < topo.num_dims(); ++d) dims.push_back(d);
+  std::string text;
+  for (const PhaseSpec& ph : build_rooted_plan(req.op, platform.collectives, topo, dims)) {
+    text += fmt::format("{}{} ({})", text.empty() ? "" : " + ", to_string(ph.op), to_string(ph.algorithm));
+  }
+  return text.empty() ? "nothing to move" : text;
+}
+
+}  // namespace
+
 std::string format_table(const PlatformConfig& platform, const CollectiveRequestSpec& req,
                          const std::vector<CollectiveResult>& results) {
   std::string out;
-  const OpConfig& oc = platform.collectives.op(req.op);
-  std::string algs;
-  if (oc.plan == PlanKind::kFlat) {
-    algs = std::string(to_string(oc.flat));
+  if (is_rooted(req.op)) {
+    out += fmt::format("# acesim collective: {} (root {}: {})\n", to_string(req.op), req.root, rooted_phases_text(platform, req));
   } else {
-    for (std::size_t d = 0; d < oc.per_dim.size(); ++d) algs += (d ? "," : "") + std::string(to_string(oc.per_dim[d]));
+    const OpConfig& oc = platform.collectives.op(req.op);
+    std::string algs;
+    if (oc.plan == PlanKind::kFlat) {
+      algs = std::string(to_string(oc.flat));
+    } else {
+      for (std::size_t d = 0; d < oc.per_dim.size(); ++d) algs += (d ? "," : "") + std::string(to_string(oc.per_dim[d]));
+    }
+    out += fmt::format("# acesim collective: {} ({} plan: {})\n", to_string(req.op), to_string(oc.plan), algs);
   }
-  out += fmt::format("# acesim collective: {} ({} plan: {})\n", to_string(req.op), to_string(oc.plan), algs);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   if (!results.empty()) {
     out += fmt::format("# simulated {} of {} ranks: {}\n", results[0].simulated_ranks,

@@ -24,6 +24,10 @@ inline wire::CollectiveCommType wire_type(CollectiveOp op) {
     case CollectiveOp::kAllGather: return wire::ALL_GATHER;
     case CollectiveOp::kReduceScatter: return wire::REDUCE_SCATTER;
     case CollectiveOp::kAllToAll: return wire::ALL_TO_ALL;
+    case CollectiveOp::kBroadcast: return wire::BROADCAST;
+    case CollectiveOp::kReduce: return wire::REDUCE;
+    case CollectiveOp::kGather: return wire::GATHER;
+    case CollectiveOp::kScatter: return wire::SCATTER;
   }
   return wire::ALL_REDUCE;
 }

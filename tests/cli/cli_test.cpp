@@ -124,8 +124,8 @@ TEST_F(Cli, EmptyValuesAreRefused) {
 TEST_F(Cli, UnknownNames) {
   expect_bad_input({"collective", "--op", "allreduc", "--bytes", "1MiB"},
                    {"--op", "'allreduc'", "did you mean 'all-reduce'"});
-  expect_bad_input({"collective", "--op", "broadcast", "--bytes", "1MiB"},
-                   {"--op", "'broadcast'", "all-reduce, reduce-scatter, all-gather, all-to-all"});
+  expect_bad_input({"collective", "--op", "bcast", "--bytes", "1MiB"},
+                   {"--op", "'bcast'", "all-reduce, reduce-scatter, all-gather, all-to-all, broadcast, reduce, gather, scatter"});
   expect_bad_input({"collective", "--backend", "fluidd", "--bytes", "1MiB"}, {"--backend", "'fluidd'"});
   expect_bad_input({"collective", "--granularity", "chunk", "--bytes", "1MiB"}, {"--granularity", "'chunk'"});
 }

@@ -261,6 +261,77 @@ TEST_F(ChakraRun, CommunicatorGroupsNameWholeDimensions) {
 }
 
 // The same workload as an ASTRA-sim 1.0 table and as Chakra traces.
+TEST_F(ChakraRun, RootedCollectivesReadCommSizeAsPyTorchRecordsIt) {
+  // comm_size is a rank's input: the message for broadcast and reduce, each
+  // rank's piece for gather (the root gathers 4 of them), the root's whole
+  // buffer for scatter. comm_root picks the root (default: rank 0).
+  const PlatformConfig p = ring(4);
+  const std::uint64_t mib = 1 << 20;
+  struct Case {
+    wire::CollectiveCommType type;
+    std::int64_t comm_size;
+    CollectiveOp op;
+  };
+  for (const Case& c : {Case{wire::BROADCAST, 1 << 20, CollectiveOp::kBroadcast}, Case{wire::REDUCE, 1 << 20, CollectiveOp::kReduce},
+                        Case{wire::GATHER, 1 << 18, CollectiveOp::kGather}, Case{wire::SCATTER, 1 << 20, CollectiveOp::kScatter}}) {
+    for (int root : {0, 2}) {
+      std::vector<TraceWriter> ranks(4);
+      for (TraceWriter& w : ranks) {
+        auto& n = w.coll(1, "c", c.type, c.comm_size);
+        if (root != 0) test::chakra::add_attr(n, test::chakra::attr_int64("comm_root", root));
+      }
+      const ChakraReport r = run(p, ranks);
+      CollectiveRequestSpec req;
+      req.op = c.op;
+      req.root = root;
+      EXPECT_EQ(r.total_ps, run_collective(p, req, mib).time_ps) << to_string(c.op) << " root " << root;
+      EXPECT_EQ(r.simulated_ranks, 4);
+      EXPECT_NE(r.simulation.find("rooted collective"), std::string::npos) << r.simulation;
+    }
+  }
+}
+
+TEST_F(ChakraRun, BarrierAndReduceScatterBlockRun) {
+  // A barrier is an all-reduce of one byte (what torch.distributed.barrier
+  // does on NCCL); REDUCE_SCATTER_BLOCK is a reduce-scatter.
+  const PlatformConfig p = ring(4);
+  std::vector<TraceWriter> barrier(4), block(4);
+  for (TraceWriter& w : barrier) w.coll(1, "b", wire::BARRIER, 0);
+  for (TraceWriter& w : block) w.coll(1, "rs", wire::REDUCE_SCATTER_BLOCK, 1 << 20);
+  EXPECT_EQ(run(p, barrier).total_ps, collective_ps(p, CollectiveOp::kAllReduce, 1));
+  EXPECT_EQ(run(p, block).total_ps, collective_ps(p, CollectiveOp::kReduceScatter, 1 << 20));
+}
+
+TEST_F(ChakraRun, GroupsOfAnyRanksRunRoutedOverTheFabric) {
+  // {0, 2, 5} on a ring of 8 (50 GB/s, 500 ns a hop): a ring all-reduce on
+  // three members, 0->2 two hops, 2->5 and 5->0 three, on disjoint links:
+  // 4 steps of 3 x 500 ns + (S/3) / 50 GB/s. Ranks outside the group only compute.
+  const PlatformConfig p = ring(8);
+  write("odd.json", R"({"odd": [5, 0, 2]})");
+  const ChakraGroups groups = read_chakra_groups((dir_ / "odd.json").string(), Topology(p.dims));
+  EXPECT_FALSE(groups.at("odd").whole);
+  EXPECT_EQ(groups.at("odd").ranks, (std::vector<Rank>{0, 2, 5}));
+  const double S = 3 << 20;
+  std::vector<TraceWriter> ranks(8);
+  for (int r = 0; r < 8; ++r) {
+    ranks[static_cast<std::size_t>(r)].comp(1, "f", 1);
+    if (r == 0 || r == 2 || r == 5) {
+      auto& c = ranks[static_cast<std::size_t>(r)].coll(2, "ar", wire::ALL_REDUCE, 3 << 20, {1});
+      test::chakra::add_attr(c, test::chakra::attr_string("pg_name", "odd"));
+    }
+  }
+  ChakraRunOptions o;
+  o.groups = &groups;
+  const ChakraReport r = run(p, ranks, o);
+  const double want_ps = 1e6 + 4 * (3 * 500e3 + S / 3 / 50e9 * 1e12);
+  EXPECT_NEAR(static_cast<double>(r.total_ps), want_ps, 1e3);
+  EXPECT_EQ(r.simulation, "full: group 'odd' is not whole topology dimensions");
+  // The same group as a direct request to the collective engine.
+  CollectiveRequestSpec req;
+  req.members = {0, 2, 5};
+  EXPECT_EQ(r.total_ps, 1'000'000 + run_collective(p, req, 3 << 20).time_ps);
+}
+
 TEST_F(ChakraRun, SameTimeAsTheEquivalentTable) {
   const std::string two_d = R"(
 topology:
@@ -342,11 +413,12 @@ TEST_F(ChakraRunCli, BadTracesAndBadCombinations) {
   f.coll(1, "grad", wire::ALL_GATHER, 1024);
   expect_bad_input({"run", "--platform", platform(2), "--chakra", test::chakra::write_ranks(dir_, "m", {e, f})},
                    {"node 1 (grad)", "all-gather", "all-reduce"});
-  // Collectives acesim does not run, and dimensions the topology lacks.
+  // A root outside the collective's group, and dimensions the topology lacks.
   TraceWriter g;
-  g.coll(1, "bcast", wire::BROADCAST, 1024);
+  auto& bc = g.coll(1, "bcast", wire::BROADCAST, 1024);
+  test::chakra::add_attr(bc, test::chakra::attr_int64("comm_root", 2));
   expect_bad_input({"run", "--platform", platform(2), "--chakra", test::chakra::write_ranks(dir_, "b", {g, g})},
-                   {"b.0.et", "node 1 (bcast)", "BROADCAST", "not supported"});
+                   {"b.0.et", "node 1 (bcast)", "comm_root 2", "not a rank of the topology's 2 NPUs"});
   TraceWriter h;
   h.coll(1, "ar", wire::ALL_REDUCE, 1024, {}, {true, true});
   expect_bad_input({"run", "--platform", platform(2), "--chakra", test::chakra::write_ranks(dir_, "d", {h, h})},
@@ -356,8 +428,6 @@ TEST_F(ChakraRunCli, BadTracesAndBadCombinations) {
 TEST_F(ChakraRunCli, BadGroups) {
   const std::string sample = test::kData + "/chakra-et/all_reduce_8npus_1MB/all_reduce";
   auto groups = [&](const std::string& json) { return write("g.json", json); };
-  expect_bad_input({"run", "--platform", platform(8), "--chakra", sample, "--chakra-groups", groups("{\"a\": [0, 1]}")},
-                   {"g.json", "group 'a'", "not all the NPUs of dimensions 0 (8 NPUs)"});
   expect_bad_input({"run", "--platform", platform(8), "--chakra", sample, "--chakra-groups", groups("{\"a\": [0, 9]}")},
                    {"g.json", "group 'a'", "9 is not a rank"});
   expect_bad_input({"run", "--platform", platform(8), "--chakra", sample, "--chakra-groups", groups("{\"a\": [1, 1]}")},
@@ -370,6 +440,29 @@ TEST_F(ChakraRunCli, BadGroups) {
   const std::string prefix = test::chakra::write_ranks(dir_, "n", {w, w});
   expect_bad_input({"run", "--platform", platform(2), "--chakra", prefix, "--chakra-groups", groups("{\"all\": [0, 1]}")},
                    {"n.0.et", "node 1 (ar)", "pg_name 'nope'"});
+  // A rooted collective whose root is not in its (listed) group.
+  std::vector<TraceWriter> ranks(4);
+  for (int r : {0, 2}) {
+    auto& gc = ranks[static_cast<std::size_t>(r)].coll(1, "g", wire::GATHER, 1024);
+    test::chakra::add_attr(gc, test::chakra::attr_string("pg_name", "pair"));
+    test::chakra::add_attr(gc, test::chakra::attr_int64("comm_root", 1));
+  }
+  const std::string rooted = test::chakra::write_ranks(dir_, "r", ranks);
+  expect_bad_input({"run", "--platform", platform(4), "--chakra", rooted, "--chakra-groups", groups("{\"pair\": [0, 2]}")},
+                   {"r.0.et", "node 1 (g)", "comm_root 1", "not a member of its group 'pair'"});
+  // Without groups, the root must lie in the rank's group over the collective's dimensions.
+  std::vector<TraceWriter> torus_ranks(4);
+  for (auto& tw : torus_ranks) {
+    auto& sc = tw.coll(1, "s", wire::SCATTER, 1024, {}, {true, false});
+    test::chakra::add_attr(sc, test::chakra::attr_int64("comm_root", 3));
+  }
+  const std::string p22 = write("p22.yaml", R"(
+topology:
+  - {kind: ring, npus: 2, bandwidth_GBps: 50, latency_ns: 500}
+  - {kind: ring, npus: 2, bandwidth_GBps: 50, latency_ns: 500}
+)");
+  expect_bad_input({"run", "--platform", p22, "--chakra", test::chakra::write_ranks(dir_, "q", torus_ranks)},
+                   {"q.0.et", "node 1 (s)", "comm_root 3", "not in the group of rank 0", "dimension 1"});
 }
 
 TEST_F(ChakraRunCli, ADeadlockSaysWhoWaits) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collective/plan.h"
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "workload/formats/format_registry.h"
@@ -29,28 +30,33 @@ std::optional<CollectiveOp> op_of(CommType t) {
     case CommType::kReduceScatterBlock: return CollectiveOp::kReduceScatter;
     case CommType::kAllToAll: return CollectiveOp::kAllToAll;
     case CommType::kBarrier: return CollectiveOp::kAllReduce;  // of one byte: latency only
-    default: return std::nullopt;
+    case CommType::kBroadcast: return CollectiveOp::kBroadcast;
+    case CommType::kReduce: return CollectiveOp::kReduce;
+    case CommType::kGather: return CollectiveOp::kGather;
+    case CommType::kScatter: return CollectiveOp::kScatter;
   }
+  return std::nullopt;
 }
 
 bool on_compute_stream(const chakra::Node& n) {
   return (n.type == NodeType::kComp && !n.is_cpu_op) || n.type == NodeType::kMemLoad || n.type == NodeType::kMemStore;
 }
 
-// With groups, two pg_names are the same when their groups span the same
-// dimensions (one tensor-parallel group per rank, say).
+// With groups, two pg_names are the same when their groups are whole
+// dimensions and span the same ones (one tensor-parallel group per rank, say).
 bool same_group(const chakra::Node& a, const chakra::Node& b, const ChakraGroups* groups) {
   if (a.pg_name == b.pg_name) return true;
   if (groups == nullptr || a.pg_name.empty() || b.pg_name.empty()) return false;
   const auto ga = groups->find(a.pg_name);
   const auto gb = groups->find(b.pg_name);
-  return ga != groups->end() && gb != groups->end() && ga->second.dims == gb->second.dims;
+  return ga != groups->end() && gb != groups->end() && ga->second.whole && gb->second.whole &&
+         ga->second.dims == gb->second.dims;
 }
 
 bool same_node(const chakra::Node& a, const chakra::Node& b, const ChakraGroups* groups) {
   return a.name == b.name && a.type == b.type && a.duration_micros == b.duration_micros && a.is_cpu_op == b.is_cpu_op &&
          a.comm_type == b.comm_type && a.comm_size == b.comm_size && a.involved_dim == b.involved_dim &&
-         a.num_ops == b.num_ops && a.tensor_size == b.tensor_size && same_group(a, b, groups) &&
+         a.num_ops == b.num_ops && a.tensor_size == b.tensor_size && a.comm_root == b.comm_root && same_group(a, b, groups) &&
          a.data_deps.size() == b.data_deps.size() && a.ctrl_deps.size() == b.ctrl_deps.size();
 }
 
@@ -80,8 +86,9 @@ ChakraGroups read_chakra_groups(const std::string& path, const Topology& topo) {
     }
     std::sort(g.ranks.begin(), g.ranks.end());
     if (std::adjacent_find(g.ranks.begin(), g.ranks.end()) != g.ranks.end()) problem("a rank appears twice");
-    // The dimensions along which members differ; the group must be all the
-    // NPUs that differ from its first member only along them.
+    // The dimensions along which members differ; a group that is all the
+    // NPUs differing from its first member only along them is whole
+    // dimensions (symmetric runs keep it), any other runs as listed ranks.
     long long size = 1;
     for (int d = 0; d < topo.num_dims(); ++d) {
       for (Rank r : g.ranks) {
@@ -92,13 +99,7 @@ ChakraGroups read_chakra_groups(const std::string& path, const Topology& topo) {
         }
       }
     }
-    if (size != static_cast<long long>(g.ranks.size())) {
-      std::string dims;
-      for (int d : g.dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
-      problem(fmt::format("its {} ranks are not all the NPUs of dimensions {} ({} NPUs) around rank {}: acesim runs "
-                          "collectives over whole topology dimensions",
-                          g.ranks.size(), dims.empty() ? "none" : dims, size, g.ranks.front()));
-    }
+    g.whole = size == static_cast<long long>(g.ranks.size());
     groups.emplace(name, std::move(g));
   }
   return groups;
@@ -127,6 +128,12 @@ std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces, const Cha
     if (n.type == NodeType::kCommSend || n.type == NodeType::kCommRecv) {
       return "the traces send point-to-point messages (" + t0.file + ": node " + std::to_string(n.id) + ")";
     }
+    if (n.type == NodeType::kCommColl && is_rooted(op_of(*n.comm_type).value_or(CollectiveOp::kAllReduce))) {
+      return "the traces hold a rooted collective (" + t0.file + ": node " + std::to_string(n.id) + ")";
+    }
+  }
+  for (const auto& [name, g] : groups != nullptr ? *groups : ChakraGroups{}) {
+    if (!g.whole) return "group '" + name + "' is not whole topology dimensions";
   }
   std::unordered_map<std::uint64_t, std::size_t> pos0;
   for (std::size_t i = 0; i < t0.nodes.size(); ++i) pos0.emplace(t0.nodes[i].id, i);
@@ -170,11 +177,7 @@ Kernel kernel_of(const chakra::Node& n, bool roofline) {
 std::vector<int> collective_dims(const chakra::Trace& t, const chakra::Node& node, const Topology& topo,
                                  const ChakraBinding& b) {
   const auto problem = [&](const std::string& what) { throw InputError(where(t, node) + ": " + what); };
-  if (!op_of(*node.comm_type)) {
-    problem("comm_type " + chakra::to_string(*node.comm_type) +
-            " is not supported (acesim runs ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, "
-            "ALL_TO_ALL and BARRIER)");
-  }
+  if (!op_of(*node.comm_type)) problem("comm_type " + chakra::to_string(*node.comm_type) + " is not supported");
   // check_chakra_groups has checked the name and the membership.
   if (b.groups != nullptr && !node.pg_name.empty()) return b.groups->at(node.pg_name).dims;
   if (!node.involved_dim.empty() && static_cast<int>(node.involved_dim.size()) != topo.num_dims()) {
@@ -188,16 +191,44 @@ std::vector<int> collective_dims(const chakra::Trace& t, const chakra::Node& nod
   return dims;
 }
 
-// comm_size as ASTRA-sim and PyTorch's traces mean it: each rank's input
-// buffer (an all-gather's comm_size is what one rank contributes, so the
-// gathered output is group x comm_size; ASTRA-sim's ring all-gather sends
-// comm_size per step). acesim's collectives take the nccl-tests convention
-// (model.md, section 4), which differs only for the all-gather.
+// The root's position in the collective's group (member order of
+// CollectiveRequest::root): comm_root, or the group's lowest rank.
+long long root_position(const chakra::Trace& t, const chakra::Node& node, const Topology& topo, const CollectiveSpec& c,
+                        Rank rank) {
+  if (!node.comm_root) return 0;
+  const Rank root = static_cast<Rank>(*node.comm_root);
+  const auto problem = [&](const std::string& what) {
+    throw InputError(fmt::format("{}: comm_root {}: {}", where(t, node), root, what));
+  };
+  if (root >= topo.num_npus()) problem(fmt::format("not a rank of the topology's {} NPUs", topo.num_npus()));
+  if (!c.members.empty()) {
+    const auto it = std::lower_bound(c.members.begin(), c.members.end(), root);
+    if (it == c.members.end() || *it != root) problem(fmt::format("not a member of its group '{}'", node.pg_name));
+    return it - c.members.begin();
+  }
+  std::vector<int> spanned;
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    const bool in = std::find(c.dims.begin(), c.dims.end(), d) != c.dims.end();
+    if (in && topo.dim(d).npus > 1) spanned.push_back(d);
+    if (!in && topo.coord(root, d) != topo.coord(rank, d)) {
+      problem(fmt::format("not in the group of rank {} (they differ on dimension {}, which the collective does not span)",
+                          rank, d));
+    }
+  }
+  return position_in_group(topo, spanned, root);
+}
+
+// Bytes in the collective engine's convention (docs/formats.md,
+// "comm_size"): comm_size is a rank's input, as ASTRA-sim and PyTorch read
+// it. An all-gather's or a gather's comm_size is what one rank contributes,
+// so the gathered output is group x comm_size (ASTRA-sim's ring all-gather
+// sends comm_size per step); acesim's all-gather size is the output.
 double collective_bytes(const chakra::Node& node, long long group) {
   const double size = static_cast<double>(*node.comm_size);
   switch (*node.comm_type) {
     case CommType::kBarrier: return 1.0;
     case CommType::kAllGather: return size * static_cast<double>(group);
+    case CommType::kGather: return size * static_cast<double>(group);  // every rank's input, gathered
     default: return size;
   }
 }
@@ -245,12 +276,23 @@ WorkGraph chakra_graph(const chakra::Trace& t, const Topology& topo, const Chakr
       payload = g.add_kernel(Kernel{0.0, 0.0, static_cast<TimePs>(node.duration_micros) * kPsPerUs});
     } else if (node.type == NodeType::kCommColl) {
       CollectiveSpec c;
+      const ChakraGroup* listed = nullptr;
+      if (b.groups != nullptr && !node.pg_name.empty() && !b.groups->at(node.pg_name).whole) {
+        listed = &b.groups->at(node.pg_name);
+      }
       c.dims = collective_dims(t, node, topo, b);
       c.op = *op_of(*node.comm_type);
-      long long group = 1;
-      for (int d : c.dims) group *= topo.dim(d).npus;
-      c.bytes = collective_bytes(node, group);
       c.name = node.name;
+      long long group = 1;
+      if (listed != nullptr) {
+        c.dims.clear();
+        c.members = listed->ranks;
+        group = static_cast<long long>(c.members.size());
+      } else {
+        for (int d : c.dims) group *= topo.dim(d).npus;
+      }
+      c.bytes = collective_bytes(node, group);
+      if (is_rooted(c.op)) c.root = root_position(t, node, topo, c, b.rank);
       if (group > 1 && c.bytes > 0.0) {  // else nothing to move: a no-op
         kind = WorkNodeKind::kCollective;
         payload = g.add_collective(std::move(c));

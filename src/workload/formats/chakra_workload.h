@@ -15,15 +15,19 @@
 namespace acesim {
 
 // Communicator groups (ASTRA-sim's --comm-group-configuration JSON:
-// {"name": [ranks...]}), each resolved to the topology dimensions whose NPUs
-// it is. A collective whose pg_name names a group runs over those dimensions.
+// {"name": [ranks...]}): any set of ranks. A group that is all the NPUs of
+// some topology dimensions around its first rank is `whole`: a collective
+// whose pg_name names it runs over those dimensions (and a symmetric run
+// keeps it); any other group runs as its listed ranks, routed over the
+// fabric, in a full simulation.
 struct ChakraGroup {
   std::vector<Rank> ranks;  // sorted
-  std::vector<int> dims;
+  std::vector<int> dims;    // the dimensions along which its ranks differ
+  bool whole = true;        // ranks are exactly the NPUs of `dims` around ranks[0]
 };
 using ChakraGroups = std::map<std::string, ChakraGroup>;
 // Throws InputError naming the file and group: bad JSON, ranks out of range
-// or repeated, a group that is not the NPUs of whole dimensions.
+// or repeated.
 ChakraGroups read_chakra_groups(const std::string& path, const Topology& topo);
 
 // Every collective's pg_name is a group of `groups` that has its rank.
@@ -34,14 +38,16 @@ void check_chakra_groups(const std::vector<chakra::Trace>& traces, const ChakraG
 // representative rank cannot stand for all), or "" when it is. Node ids may
 // differ; what must match is each node's position, contents and the
 // positions of its dependencies; with groups, pg_names whose groups span the
-// same dimensions match. Sends and receives are never symmetric.
+// same dimensions match. Sends and receives, rooted collectives and groups
+// that are not whole dimensions are never symmetric.
 std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces, const ChakraGroups* groups = nullptr);
 
 struct ChakraBinding {
   // Compute nodes with num_ops run as FLOPs (and tensor_size as HBM bytes)
   // through the NPU's roofline instead of taking their recorded duration.
   bool roofline = false;
-  const ChakraGroups* groups = nullptr;  // when given, pg_name picks a collective's dimensions
+  const ChakraGroups* groups = nullptr;  // when given, pg_name picks a collective's group
+  Rank rank = 0;  // the trace's rank: where a comm_root must lie
 };
 
 // Node i of the graph is node i of the trace:

@@ -210,7 +210,15 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
   RankState& rs = rank(r);
   if (kept(r)) rs.timing[node].start = sim_.now();
   const CollectiveSpec& c = rs.graph->collective(rs.graph->node(node).payload);
-  const std::uint32_t mask = dims_mask(c.dims, topo_);
+  // Collectives match across ranks by their group and their order on it:
+  // a dimension mask, or (bit 31 set) the number of a listed group.
+  std::uint32_t mask = 0;
+  if (c.members.empty()) {
+    mask = dims_mask(c.dims, topo_);
+  } else {
+    const auto g = listed_groups_.emplace(c.members, static_cast<std::uint32_t>(listed_groups_.size())).first;
+    mask = 0x80000000u | g->second;
+  }
   const std::uint32_t seq = rs.coll_seq[mask]++;
   const std::uint64_t key = pack_key(mask, seq);
   auto it = colls_.find(key);
@@ -220,6 +228,8 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
     req.bytes = c.bytes;
     req.dims = c.dims;
     req.name = c.name;
+    req.members = c.members;
+    req.root = c.root;
     CollectiveId id;
     try {
       id = collectives_.create(req, this);
@@ -227,7 +237,7 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
       if (!rs.graph->where) throw;
       throw InputError(where(r, node) + ": " + e.what());
     }
-    it = colls_.emplace(key, Coll{id, c.op, c.bytes, r, node}).first;
+    it = colls_.emplace(key, Coll{id, c.op, c.bytes, c.root, r, node}).first;
     created_.emplace_back(r, node);
   } else if (it->second.op != c.op || it->second.bytes != c.bytes) {
     const Coll& first = it->second;
@@ -236,6 +246,12 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
         "is {} of {:.0f} bytes",
         where(r, node), seq, mask, to_string(c.op), c.bytes, where(first.first_rank, first.first_node), first.first_rank,
         to_string(first.op), first.bytes));
+  } else if (it->second.root != c.root) {
+    const Coll& first = it->second;
+    throw InputError(fmt::format("{}: {} {} has its root at position {} of its group, but {} (the same collective on "
+                                 "rank {}) at position {}",
+                                 where(r, node), to_string(c.op), seq, c.root, where(first.first_rank, first.first_node),
+                                 first.first_rank, first.root));
   }
   coll_node_[pack_key(it->second.id, static_cast<std::uint32_t>(r))] = {node, sim_.now(), mask};
   comm_begin(r, mask);

@@ -126,7 +126,7 @@ class GraphExecutor final : private ActivityListener,
     std::uint32_t armed = WorkGraph::kNone;   // a kResume wait whose wake-up is scheduled
     TimePs parked_since = 0;
     std::size_t done = 0;
-    std::unordered_map<std::uint32_t, std::uint32_t> coll_seq;  // dims mask -> collectives issued over it
+    std::unordered_map<std::uint32_t, std::uint32_t> coll_seq;  // group key -> collectives issued over it
     int comm_in_flight = 0;
     TimePs comm_since = 0;
     TimePs comm_busy = 0;
@@ -140,6 +140,7 @@ class GraphExecutor final : private ActivityListener,
     CollectiveId id;
     CollectiveOp op;
     double bytes;
+    long long root;
     Rank first_rank;
     std::uint32_t first_node;
   };
@@ -199,7 +200,9 @@ class GraphExecutor final : private ActivityListener,
   std::vector<RankState> ranks_;
   std::vector<Done> completed_;  // to complete, in order
   bool draining_ = false;
-  std::unordered_map<std::uint64_t, Coll> colls_;              // (mask, seq) -> collective
+  std::unordered_map<std::uint64_t, Coll> colls_;              // (group key, seq) -> collective
+  // Groups of listed ranks, numbered for group keys above the dimension masks.
+  std::map<std::vector<Rank>, std::uint32_t> listed_groups_;
   std::unordered_map<std::uint64_t, InFlight> coll_node_;      // (collective, rank) -> node
   std::vector<std::pair<Rank, std::uint32_t>> created_;
   std::vector<Transfer> transfers_;

@@ -47,6 +47,8 @@ struct CollectiveSpec {
   double bytes = 0.0;     // nccl-tests convention
   std::vector<int> dims;  // empty: all
   std::string name;
+  std::vector<Rank> members;  // not empty: exactly these ranks (ascending), not dims
+  long long root = 0;         // rooted operations: the root's position in its group
 };
 
 struct MessageSpec {
