@@ -1,8 +1,10 @@
 #include "engine/simulation.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace acesim {
 
@@ -27,6 +29,18 @@ void Simulation::remove_event_source(EventSource* source) {
   const auto it = std::find(sources_.begin(), sources_.end(), source);
   if (it == sources_.end()) throw std::logic_error("remove_event_source: not added");
   sources_.erase(it);
+}
+
+void Simulation::set_observer(RunObserver observer, std::uint64_t every) {
+  if (every == 0) throw std::logic_error("set_observer: every must be at least 1");
+  observer_ = std::move(observer);
+  observe_every_ = every;
+  until_observe_ = observer_ ? every : std::numeric_limits<std::uint64_t>::max();
+}
+
+void Simulation::observe() {
+  until_observe_ = observe_every_;
+  observer_(now_, stats_.events + stats_.completions + stats_.source_events);
 }
 
 bool Simulation::run(TimePs until) {
@@ -59,14 +73,22 @@ bool Simulation::run(TimePs until) {
                      std::to_string(livelock_limit_) + " events at that instant");
     }
     now_ = t;
+    std::uint64_t handled = 1;
     if (t_fluid <= t_event) {
-      stats_.completions += fluid_.complete_due(now_);
+      handled = fluid_.complete_due(now_);
+      stats_.completions += handled;
     } else if (source != nullptr) {
-      stats_.source_events += source->handle_due(now_);
+      handled = source->handle_due(now_);
+      stats_.source_events += handled;
     } else {
       const Event e = queue_.pop();
       ++stats_.events;
       e.handler->handle_event(e.tag);
+    }
+    if (handled >= until_observe_) {
+      observe();
+    } else {
+      until_observe_ -= handled;
     }
   }
   for (const EventSource* s : sources_) {
