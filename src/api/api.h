@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/platform.h"
+#include "engine/progress.h"
 #include "report/collective_sweep.h"
 #include "driver/chakra_run.h"
 #include "driver/training_run.h"
@@ -57,6 +58,7 @@ struct CollectiveRequest {
   long long step_factor = 2;
   std::optional<std::string> dims;  // default: all
   std::vector<std::string> stragglers;  // "RANK=FACTOR": that NPU's links are FACTOR times slower
+  ProgressSink* progress = nullptr;     // told how far the sizes are, or none
 };
 struct CollectiveRun {
   PlatformConfig platform;
@@ -81,6 +83,7 @@ struct TrainingRequest {
   std::string compare;        // executors side by side, e.g. "sm,ace"
   int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1
   std::vector<std::string> stragglers;  // "RANK=FACTOR"
+  ProgressSink* progress = nullptr;     // told how far the runs are, or none
 };
 struct TrainingRun {
   PlatformConfig platform;

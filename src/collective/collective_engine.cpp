@@ -113,12 +113,19 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
     ph.full_instances = weight;
     ph.arrived.assign(static_cast<std::size_t>(ph.instances) * c.chunks, 0);
     ph.queue.assign(static_cast<std::size_t>(ph.instances), -1);
+    c.phase_runs += ph.instances * c.chunks;
     c.phases.push_back(std::move(ph));
   }
   c.rank_chunks_done.assign(static_cast<std::size_t>(simulated_ranks()), 0);
   c.rank_arrived.assign(static_cast<std::size_t>(simulated_ranks()), 0);
   collectives_.push_back(std::move(c));
   return static_cast<CollectiveId>(collectives_.size() - 1);
+}
+
+double CollectiveEngine::fraction_done(CollectiveId id) const {
+  const Collective& c = collectives_[id];
+  if (finished(id)) return 1.0;
+  return c.phase_runs > 0 ? static_cast<double>(c.phase_runs_done) / static_cast<double>(c.phase_runs) : 0.0;
 }
 
 void CollectiveEngine::set_chunk_bytes(Collective& c) const {
@@ -366,6 +373,7 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
 
 void CollectiveEngine::advance(const RunningPhase& rp) {
   Collective& c = collectives_[rp.coll];
+  ++c.phase_runs_done;
   const PhaseSpec& spec = c.specs[rp.phase];
   std::vector<Rank>& group = scratch_advance_;
   members(spec, base_rank(c.phases[rp.phase], rp.instance), group);

@@ -10,6 +10,7 @@
 
 #include "chakra/chakra_trace.h"
 #include "config/platform.h"
+#include "engine/progress.h"
 #include "workload/formats/chakra_workload.h"
 
 namespace acesim {
@@ -20,6 +21,7 @@ struct ChakraRunOptions {
   int trace_ranks = 0;    // keep node timings of ranks 0 .. trace_ranks-1 (rank 0 always)
   std::vector<std::pair<Rank, double>> stragglers;
   const ChakraGroups* groups = nullptr;  // communicator groups (pg_name), or none
+  Progress progress;  // told how far the run is
 };
 
 struct ChakraNodeRecord {
