@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/platform_options.h"
+#include "cli/progress_options.h"
 #include "report/collective_sweep.h"
 
 namespace acesim::cli {
@@ -19,11 +20,16 @@ struct Options {
   std::string max_bytes;
   std::string dims;
   bool json = false;
+  ProgressOptions progress;
   api::CollectiveRequest request;
 };
 
 int run(const Options& o) {
-  const api::CollectiveRun run = api::simulate_collectives(o.request);
+  const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
+  api::CollectiveRequest request = o.request;
+  request.progress = display.get();
+  const api::CollectiveRun run = api::simulate_collectives(request);
+  if (display) display->finish();
   // Warnings only once the run has worked, so that a failing run prints its
   // one error line alone.
   for (const std::string& w : run.platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", w.c_str());
@@ -49,6 +55,7 @@ std::function<int()> add_collective_command(CLI::App& app) {
   c->add_option("--step-factor", o->request.step_factor, "sweep multiplier")->capture_default_str();
   CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
+  add_progress_options(c, o->progress);
   c->add_option("--straggler", o->request.stragglers,
                 "RANK=FACTOR: that NPU's links (in and out) carry FACTOR times less (repeatable; runs in full)");
   return [o, bytes, min_bytes, max_bytes, dims] {
