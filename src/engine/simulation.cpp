@@ -39,12 +39,13 @@ void Simulation::set_observer(RunObserver observer, std::uint64_t every) {
 }
 
 void Simulation::observe() {
-  until_observe_ = observe_every_;
   observer_(now_, stats_.events + stats_.completions + stats_.source_events);
 }
 
 bool Simulation::run(TimePs until) {
   std::uint64_t at_this_instant = 0;
+  // Kept in a register through the loop: with no observer it never runs out.
+  std::uint64_t countdown = until_observe_;
   for (;;) {
     const TimePs t_fluid = fluid_.next_completion(now_);
     TimePs t_event = queue_.next_time();
@@ -85,12 +86,14 @@ bool Simulation::run(TimePs until) {
       ++stats_.events;
       e.handler->handle_event(e.tag);
     }
-    if (handled >= until_observe_) {
+    if (handled >= countdown) {
+      countdown = observe_every_;
       observe();
     } else {
-      until_observe_ -= handled;
+      countdown -= handled;
     }
   }
+  until_observe_ = countdown;
   for (const EventSource* s : sources_) {
     if (!s->idle()) return false;
   }

@@ -94,7 +94,7 @@ class Simulation {
   // simulation began; a batch of completions at one instant counts whole,
   // so calls can be further apart). Between calls the loop only counts down,
   // and with no observer the count never runs out, so watching costs nothing
-  // measurable.
+  // measurable. Set it between runs, not from inside the observer.
   using RunObserver = std::function<void(TimePs now, std::uint64_t handled)>;
   static constexpr std::uint64_t kObserveEvery = 4096;
   void set_observer(RunObserver observer, std::uint64_t every = kObserveEvery);
