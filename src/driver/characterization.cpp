@@ -101,11 +101,14 @@ StudyRow row(std::string config, double x, const PlatformConfig& p, const Collec
   return r;
 }
 
+// The hbm study's HBM bandwidths, as factors of the platform's.
+constexpr double kHbmFactors[] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0};
+
 // Points (rows) a study runs, for its progress.
 std::size_t study_points(const std::string& name, int units) {
   const std::size_t sweep = unit_sweep(units).size();
   if (name == "units") return sweep + 2;
-  if (name == "hbm") return 12;
+  if (name == "hbm") return 2 * std::size(kHbmFactors);
   if (name == "overlap") return 2 + sweep - 1;
   return 2 * std::size(kAllCollectiveOps);
 }
@@ -139,7 +142,7 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
     s.rows.push_back(row("ideal", 0, with_executor(platform, "ideal"), req, bytes, next("ideal")));
   } else if (name == "hbm") {
     s.x_label = "HBM GB/s";
-    for (double f : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
+    for (double f : kHbmFactors) {
       for (const char* e : {"sm", "ace"}) {
         PlatformConfig p = with_executor(platform, e);
         p.npu.hbm_GBps = platform.npu.hbm_GBps * f;
