@@ -61,6 +61,26 @@ void BM_EventSelfReschedule(benchmark::State& state) {
 }
 BENCHMARK(BM_EventSelfReschedule);
 
+// The same with an observer (what a progress display sets): the loop's
+// countdown runs out every Simulation::kObserveEvery events and calls it.
+void BM_EventSelfRescheduleObserved(benchmark::State& state) {
+  constexpr TimePs kDelay = 1000;
+  constexpr std::uint64_t kEventsPerRun = 1 << 14;
+  Simulation sim;
+  SelfRescheduler h(sim, kDelay);
+  sim.schedule_in(kDelay, &h, 0);
+  std::uint64_t calls = 0;
+  sim.set_observer([&](TimePs, std::uint64_t) { ++calls; });
+  const std::uint64_t before = sim.stats().events;
+  for (auto _ : state) {
+    sim.run(sim.now() + static_cast<TimePs>(kEventsPerRun) * kDelay);
+  }
+  const auto events = static_cast<std::int64_t>(sim.stats().events - before);
+  state.SetItemsProcessed(events);
+  state.counters["observer_calls"] = static_cast<double>(calls);
+}
+BENCHMARK(BM_EventSelfRescheduleObserved);
+
 // Hold model: `pending` events in the queue; each handled event schedules one
 // new event a random delay (uniform in [1, 2 x mean]) later, so the queue size
 // stays constant and every pop/push walks a heap of that size.

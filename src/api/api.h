@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/platform.h"
+#include "engine/progress.h"
 #include "report/collective_sweep.h"
 #include "driver/chakra_run.h"
 #include "driver/training_run.h"
@@ -58,6 +59,7 @@ struct CollectiveRequest {
   std::optional<std::string> dims;  // default: all
   std::vector<std::string> stragglers;  // "RANK=FACTOR": that NPU's links are FACTOR times slower
   std::optional<long long> root;  // rooted operations: the root rank (default 0)
+  ProgressSink* progress = nullptr;     // told how far the sizes are, or none
 };
 struct CollectiveRun {
   PlatformConfig platform;
@@ -82,6 +84,7 @@ struct TrainingRequest {
   std::string compare;        // executors side by side, e.g. "sm,ace"
   int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1
   std::vector<std::string> stragglers;  // "RANK=FACTOR"
+  ProgressSink* progress = nullptr;     // told how far the runs are, or none
 };
 struct TrainingRun {
   PlatformConfig platform;

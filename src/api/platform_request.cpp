@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "api/api.h"
 #include "config/input_error.h"
@@ -150,7 +153,11 @@ CollectiveRun simulate_collectives(const CollectiveRequest& o) {
     if (o.step_factor < 2) throw InputError("--step-factor: must be an integer >= 2, got " + std::to_string(o.step_factor));
     sizes = size_sweep(lo, hi, static_cast<std::uint64_t>(o.step_factor));
   }
-  for (std::uint64_t s : sizes) run.results.push_back(run_collective(run.platform, run.spec, s));
+  const Progress progress(o.progress);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::string label = sizes.size() > 1 ? fmt::format("size {}/{} ({})", i + 1, sizes.size(), format_bytes(sizes[i])) : "";
+    run.results.push_back(run_collective(run.platform, run.spec, sizes[i], progress.part(i, sizes.size(), label)));
+  }
   return run;
 }
 

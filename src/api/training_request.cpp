@@ -1,6 +1,7 @@
 // Training runs as users ask for them (api/api.h).
 #include <algorithm>
 #include <sstream>
+#include <string>
 
 #include "api/api.h"
 #include "chakra/chakra_trace.h"
@@ -109,9 +110,11 @@ void run_chakra_traces(const TrainingRequest& o, const std::vector<std::string>&
   co.trace_ranks = o.trace_ranks;
   co.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
   co.iterations = o.iterations.value_or(1);  // one pass over the traces unless asked
-  for (const std::string& e : executors) {
+  const Progress progress(o.progress);
+  for (std::size_t i = 0; i < executors.size(); ++i) {
     PlatformConfig p = run.platform;
-    p.npu.executor = e;
+    p.npu.executor = executors[i];
+    co.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
     run.chakra.push_back(run_chakra(p, traces, o.chakra_prefix, co));
   }
 }
@@ -151,14 +154,21 @@ TrainingRun simulate_training(const TrainingRequest& o) {
   to.trace_ranks = o.trace_ranks;
   to.full = o.platform.full;
   to.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
-  for (const std::string& e : executors) {
+  // Each executor's run, and with stragglers its run without them: equal shares.
+  const std::size_t per = to.stragglers.empty() ? 1 : 2;
+  const std::size_t shares = executors.size() * per;
+  const Progress progress(o.progress);
+  for (std::size_t i = 0; i < executors.size(); ++i) {
+    const std::string& e = executors[i];
     PlatformConfig p = run.platform;
     p.npu.executor = e;
+    to.progress = progress.part(i * per, shares, executors.size() > 1 ? e : "");
     run.reports.push_back(run_training(p, workload, to));
     if (!to.stragglers.empty()) {
       TrainOptions even = to;
       even.stragglers.clear();
       even.trace_ranks = 0;
+      even.progress = progress.part(i * per + 1, shares, executors.size() > 1 ? e + " without stragglers" : "without stragglers");
       run.even_iteration_ps.push_back(run_training(p, workload, even).iteration_ps);
     }
   }

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/platform_options.h"
+#include "cli/progress_options.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
@@ -23,6 +24,7 @@ struct Options {
   std::string bytes = "64MiB";
   std::string gemm = "4096,4096,4096";
   bool json = false;
+  ProgressOptions progress;
 };
 
 Kernel parse_gemm(const std::string& text) {
@@ -50,7 +52,9 @@ int run(const Options& o) {
   const std::uint64_t bytes = api::parse_size("--bytes", o.bytes);
   if (bytes == 0) throw InputError("--bytes: must be > 0");
   const Kernel kernel = parse_gemm(o.gemm);
-  const Study s = run_study(o.study, platform, req, bytes, kernel);
+  const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
+  const Study s = run_study(o.study, platform, req, bytes, kernel, Progress(display.get()));
+  if (display) display->finish();
   if (o.json) {
     std::printf("%s\n", study_json(s).dump(2).c_str());
   } else {
@@ -72,6 +76,7 @@ std::function<int()> add_characterize_command(CLI::App& app) {
   c->add_option("--bytes", o->bytes, "collective size")->capture_default_str()->check(non_empty());
   c->add_option("--gemm", o->gemm, "overlap study: the kernel, a GEMM of M,N,K (bf16)")->capture_default_str();
   c->add_flag("--json", o->json, "print JSON instead of a table");
+  add_progress_options(c, o->progress);
   return [o] { return run(*o); };
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/platform_options.h"
+#include "cli/progress_options.h"
 #include "report/collective_sweep.h"
 
 namespace acesim::cli {
@@ -20,11 +21,16 @@ struct Options {
   std::string dims;
   long long root = 0;
   bool json = false;
+  ProgressOptions progress;
   api::CollectiveRequest request;
 };
 
 int run(const Options& o) {
-  const api::CollectiveRun run = api::simulate_collectives(o.request);
+  const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
+  api::CollectiveRequest request = o.request;
+  request.progress = display.get();
+  const api::CollectiveRun run = api::simulate_collectives(request);
+  if (display) display->finish();
   // Warnings only once the run has worked, so that a failing run prints its
   // one error line alone.
   for (const std::string& w : run.platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", w.c_str());
@@ -51,6 +57,7 @@ std::function<int()> add_collective_command(CLI::App& app) {
   CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
   CLI::Option* root = c->add_option("--root", o->root, "broadcast, reduce, gather, scatter: the root rank (default 0)");
+  add_progress_options(c, o->progress);
   c->add_option("--straggler", o->request.stragglers,
                 "RANK=FACTOR: that NPU's links (in and out) carry FACTOR times less (repeatable; runs in full)");
   return [o, bytes, min_bytes, max_bytes, dims, root] {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/progress_options.h"
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"
 #include "reproduce/astra_microbenchmarks.h"
@@ -26,6 +27,7 @@ struct Options {
   bool no_sensitivity = false;
   bool no_plots = false;
   CLI::Option* jobs_option = nullptr;
+  ProgressOptions progress;
 };
 
 std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
@@ -78,7 +80,11 @@ int run(const Options& o) {
   r.sensitivity = !o.no_sensitivity && std::find(r.sizes.begin(), r.sizes.end(), 64) != r.sizes.end() &&
                   std::find(r.workloads.begin(), r.workloads.end(), "resnet50") != r.workloads.end();
   r.plots = !o.no_plots;
+  const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
+  r.live = display.get();
+  r.step_lines = !o.progress.off;  // without a display: a line every tenth of the runs, as before
   run_ace_isca21(r, stderr);
+  if (display) display->finish();
   std::printf("wrote %s/results.csv%s and %s/report.md\n", r.out_dir.c_str(),
               r.sensitivity ? (", " + r.out_dir + "/sensitivity.csv").c_str() : "", r.out_dir.c_str());
   return kExitOk;
@@ -98,6 +104,7 @@ std::function<int()> add_reproduce_command(CLI::App& app) {
   c->add_option("--workloads", o->workloads, "from resnet50,gnmt,dlrm (default: all)");
   c->add_flag("--no-sensitivity", o->no_sensitivity, "skip the sensitivity studies");
   c->add_flag("--no-plots", o->no_plots, "skip the PNG plots");
+  add_progress_options(c, o->progress);
   return [o] { return run(*o); };
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/platform_options.h"
+#include "cli/progress_options.h"
 #include "config/input_error.h"
 #include "config/units.h"
 #include "report/chakra_report.h"
@@ -28,6 +29,7 @@ struct Options {
   std::string csv;
   std::string trace;
   int trace_npus = 4;
+  ProgressOptions progress;
   CLI::Option* batch_option = nullptr;
   CLI::Option* iterations_option = nullptr;
   CLI::Option* trace_npus_option = nullptr;
@@ -121,7 +123,10 @@ int run(Options& o) {
   if (o.batch_option->count() > 0) r.batch = o.batch;
   if (o.iterations_option->count() > 0) r.iterations = o.iterations;
   r.trace_ranks = o.trace.empty() ? 0 : o.trace_npus;
+  const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
+  r.progress = display.get();
   const api::TrainingRun run = api::simulate_training(r);
+  if (display) display->finish();
   for (const std::string& warning : run.platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", warning.c_str());
   if (!run.chakra.empty()) {
     write_chakra_outputs(o, run.chakra, run.platform);
@@ -153,6 +158,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2; with --chakra: passes over the traces, default 1)");
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");
+  add_progress_options(c, o->progress);
   c->add_option("--csv", o->csv, "write the CSV tables into this directory (layers.csv, collectives.csv, network.csv; with --chakra nodes.csv, network.csv)")->check(non_empty());
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")->check(non_empty());
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");

@@ -127,6 +127,7 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
     ph.full_instances = weight;
     ph.arrived.assign(static_cast<std::size_t>(ph.instances) * c.chunks, 0);
     ph.queue.assign(static_cast<std::size_t>(ph.instances), -1);
+    c.phase_runs += ph.instances * c.chunks;
     c.phases.push_back(std::move(ph));
   }
   c.rank_chunks_done.assign(static_cast<std::size_t>(simulated_ranks()), 0);
@@ -160,6 +161,12 @@ void CollectiveEngine::plan_explicit(Collective& c) {
   c.req.dims.clear();
   c.group_npus = n;
   c.group_id = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first->second;
+}
+
+double CollectiveEngine::fraction_done(CollectiveId id) const {
+  const Collective& c = collectives_[id];
+  if (finished(id)) return 1.0;
+  return c.phase_runs > 0 ? static_cast<double>(c.phase_runs_done) / static_cast<double>(c.phase_runs) : 0.0;
 }
 
 void CollectiveEngine::set_chunk_bytes(Collective& c) const {
@@ -454,6 +461,7 @@ void CollectiveEngine::transfer_done(std::uint64_t tag) {
 
 void CollectiveEngine::advance(const RunningPhase& rp) {
   Collective& c = collectives_[rp.coll];
+  ++c.phase_runs_done;
   std::vector<Rank>& group = scratch_advance_;
   members(c, rp.phase, rp.instance, group);
   if (endpoints_ != nullptr) endpoints_->phase_end(rp.coll, group);

@@ -95,6 +95,9 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // NPUs in one group of the collective (the product of its dimensions' sizes).
   long long group_npus(CollectiveId id) const { return collectives_[id].group_npus; }
   std::uint64_t phases_run() const { return phases_run_; }
+  // Phases finished on groups of chunks, over all the collective will run:
+  // 0 before it starts, 1 once every simulated rank is done (for progress).
+  double fraction_done(CollectiveId id) const;
 
  private:
   struct Phase {
@@ -122,6 +125,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     std::vector<std::uint8_t> rank_arrived;
     long long arrivals = 0;
     long long ranks_done = 0;
+    long long phase_runs = 0;       // (phase, group, chunk) to run, all simulated groups
+    long long phase_runs_done = 0;
     TimePs first_arrival = kTimeNever;
     TimePs finish = kTimeNever;
   };

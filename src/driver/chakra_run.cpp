@@ -308,6 +308,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
   const bool symmetric = !options.full && asymmetry.empty();
 
+  options.progress.stage("building");
   PlatformInstance pi(platform, symmetric);
   for (const auto& [rank, factor] : options.stragglers) pi.endpoints.set_compute_slowdown(rank, factor);
   if (static_cast<Rank>(traces.size()) != pi.topology.num_npus()) {
@@ -349,7 +350,11 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   ro.observer = &recorder;
   GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, per_rank, ro);
   ex.start();
+  options.progress.stage("simulating");
+  options.progress.watch(pi.sim, [&] { return ex.fraction_done(); });
   run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
+  options.progress.report(pi.sim.now(), pi.sim.stats().events + pi.sim.stats().completions, 1.0);
+  options.progress.stage("summing up");
   pi.endpoints.settle();
 
   ChakraReport rep;

@@ -10,6 +10,7 @@
 
 #include "chakra/chakra_trace.h"
 #include "config/platform.h"
+#include "engine/progress.h"
 #include "workload/formats/chakra_workload.h"
 
 namespace acesim {
@@ -23,6 +24,7 @@ struct ChakraRunOptions {
   // Passes over the traces, back to back on every rank: a pass's nodes start
   // once every node of the rank's previous pass is done.
   int iterations = 1;
+  Progress progress;  // told how far the run is
 };
 
 struct ChakraNodeRecord {

@@ -1,6 +1,7 @@
 #include "driver/characterization.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -92,12 +93,24 @@ std::vector<int> unit_sweep(int total) {
 }
 
 StudyRow row(std::string config, double x, const PlatformConfig& p, const CollectiveRequestSpec& req,
-             std::uint64_t bytes) {
+             std::uint64_t bytes, const Progress& progress) {
   StudyRow r;
   r.config = std::move(config);
   r.x = x;
-  r.result = run_collective(p, req, bytes);
+  r.result = run_collective(p, req, bytes, progress);
   return r;
+}
+
+// The hbm study's HBM bandwidths, as factors of the platform's.
+constexpr double kHbmFactors[] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0};
+
+// Points (rows) a study runs, for its progress.
+std::size_t study_points(const std::string& name, int units) {
+  const std::size_t sweep = unit_sweep(units).size();
+  if (name == "units") return sweep + 2;
+  if (name == "hbm") return 2 * std::size(kHbmFactors);
+  if (name == "overlap") return 2 + sweep - 1;
+  return 2 * std::size(kAllCollectiveOps);
 }
 
 PlatformConfig with_executor(PlatformConfig p, const std::string& e) {
@@ -108,35 +121,47 @@ PlatformConfig with_executor(PlatformConfig p, const std::string& e) {
 }  // namespace
 
 Study run_study(const std::string& name, const PlatformConfig& platform, const CollectiveRequestSpec& req,
-                std::uint64_t bytes, const Kernel& kernel) {
+                std::uint64_t bytes, const Kernel& kernel, const Progress& progress) {
   Study s;
   s.name = name;
+  const std::size_t points = study_points(name, platform.npu.compute_units);
+  // The next row's share of the study.
+  auto next = [&](const std::string& config) {
+    const std::size_t i = s.rows.size();
+    return progress.part(i, points, fmt::format("{} {}/{} ({})", name, i + 1, points, config));
+  };
   if (name == "units") {
     s.x_label = "units";
     for (int k : unit_sweep(platform.npu.compute_units)) {
       PlatformConfig p = with_executor(platform, "sm");
       p.npu.sm.units = k;
-      s.rows.push_back(row(fmt::format("sm units={}", k), k, p, req, bytes));
+      const std::string config = fmt::format("sm units={}", k);
+      s.rows.push_back(row(config, k, p, req, bytes, next(config)));
     }
-    s.rows.push_back(row("ace", 0, with_executor(platform, "ace"), req, bytes));
-    s.rows.push_back(row("ideal", 0, with_executor(platform, "ideal"), req, bytes));
+    s.rows.push_back(row("ace", 0, with_executor(platform, "ace"), req, bytes, next("ace")));
+    s.rows.push_back(row("ideal", 0, with_executor(platform, "ideal"), req, bytes, next("ideal")));
   } else if (name == "hbm") {
     s.x_label = "HBM GB/s";
-    for (double f : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
+    for (double f : kHbmFactors) {
       for (const char* e : {"sm", "ace"}) {
         PlatformConfig p = with_executor(platform, e);
         p.npu.hbm_GBps = platform.npu.hbm_GBps * f;
-        s.rows.push_back(row(e, p.npu.hbm_GBps, p, req, bytes));
+        s.rows.push_back(row(e, p.npu.hbm_GBps, p, req, bytes, next(e)));
       }
     }
   } else if (name == "overlap") {
     s.x_label = "units";
     auto add = [&](std::string config, double x, const PlatformConfig& p) {
       StudyRow r;
+      // The collective alone, then three runs of the overlap: about half each.
+      const Progress point = next(config);
       r.config = std::move(config);
       r.x = x;
-      r.result = run_collective(p, req, bytes);
+      r.result = run_collective(p, req, bytes, point.part(0, 2, ""));
+      const Progress overlap = point.part(1, 2, "");
+      overlap.stage("overlap");
       r.overlap = run_overlap(p, kernel, req, bytes);
+      overlap.report(-1, 0, 1.0);
       s.rows.push_back(std::move(r));
     };
     add("ideal", 0, with_executor(platform, "ideal"));
@@ -153,7 +178,8 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
       CollectiveRequestSpec r = req;
       r.op = op;
       for (const char* e : {"sm", "ace"}) {
-        s.rows.push_back(row(fmt::format("{} {}", to_string(op), e), 0, with_executor(platform, e), r, bytes));
+        const std::string config = fmt::format("{} {}", to_string(op), e);
+        s.rows.push_back(row(config, 0, with_executor(platform, e), r, bytes, next(config)));
       }
     }
   } else {

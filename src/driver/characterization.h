@@ -12,6 +12,7 @@
 
 #include "driver/collective_run.h"
 #include "endpoint/endpoint.h"
+#include "engine/progress.h"
 
 namespace acesim {
 
@@ -47,5 +48,5 @@ struct Study {
 std::vector<std::string> study_names();
 // Throws InputError for an unknown study name.
 Study run_study(const std::string& name, const PlatformConfig& platform, const CollectiveRequestSpec& req,
-                std::uint64_t bytes, const Kernel& kernel);
+                std::uint64_t bytes, const Kernel& kernel, const Progress& progress = {});
 }  // namespace acesim

@@ -42,13 +42,15 @@ void check_collective_limits(const PlatformConfig& platform, const CollectiveReq
   (void)req;
 }
 
-CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes) {
+CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes,
+                                const Progress& progress) {
   std::string asymmetry = asymmetry_reason(platform);
   if (asymmetry.empty() && !req.stragglers.empty()) asymmetry = "stragglers";
   if (asymmetry.empty() && !req.members.empty()) asymmetry = "a group of listed ranks";
   if (asymmetry.empty() && is_rooted(req.op)) asymmetry = "a rooted collective";
   const bool symmetric = !req.full && asymmetry.empty();
   check_collective_limits(platform, req, bytes, symmetric);
+  progress.stage("building");
   PlatformInstance pi(platform, symmetric);
   for (const auto& [rank, factor] : req.stragglers) pi.topology.set_npu_link_slowdown(rank, factor);
   Simulation& sim = pi.sim;
@@ -75,7 +77,11 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   }
   const CollectiveId id = engine.create(r);
   engine.arrive_all(id);
+  progress.stage("simulating");
+  progress.watch(sim, [&] { return engine.fraction_done(id); });
   run_or_report_stuck(sim, [&] { return engine.finished(id); }, [&] { return engine.stuck_report(); });
+  progress.report(sim.now(), sim.stats().events + sim.stats().completions, 1.0);
+  progress.stage("summing up");
   CollectiveResult res;
   res.op = req.op;
   res.bytes = bytes;

@@ -9,6 +9,7 @@
 
 #include "collective/types.h"
 #include "config/platform.h"
+#include "engine/progress.h"
 #include "engine/time.h"
 
 namespace acesim {
@@ -51,8 +52,10 @@ struct CollectiveResult {
   double hbm_per_network_byte() const;
 };
 
-// Simulates one collective of `bytes` on a fresh simulation of `platform`.
-CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes);
+// Simulates one collective of `bytes` on a fresh simulation of `platform`,
+// telling `progress` how far it is.
+CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes,
+                                const Progress& progress = {});
 
 // Sizes from min to max multiplying by factor (nccl-tests' -b/-e/-f).
 std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor);

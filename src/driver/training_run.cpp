@@ -191,6 +191,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
   const bool symmetric = !options.full && asymmetry.empty();
   check_size(platform, workload, symmetric);
+  options.progress.stage("building");
   PlatformInstance pi(platform, symmetric);
   for (const auto& [rank, factor] : options.stragglers) {
     if (rank < 0 || rank >= pi.topology.num_npus()) {
@@ -211,7 +212,11 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   GraphExecutor ex(sim, topo, *pi.network, pi.collectives, endpoint,
                    std::vector<const WorkGraph*>(static_cast<std::size_t>(pi.collectives.simulated_ranks()), &g.graph), ro);
   ex.start();
+  options.progress.stage("simulating");
+  options.progress.watch(sim, [&] { return ex.fraction_done(); });
   run_or_report_stuck(sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
+  options.progress.report(sim.now(), sim.stats().events + sim.stats().completions, 1.0);
+  options.progress.stage("summing up");
   endpoint.settle();
 
   TrainReport rep;

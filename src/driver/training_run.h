@@ -12,6 +12,7 @@
 #include "collective/types.h"
 #include "config/platform.h"
 #include "endpoint/endpoint.h"
+#include "engine/progress.h"
 #include "topology/topology.h"
 #include "workload/workload.h"
 
@@ -25,6 +26,7 @@ struct TrainOptions {
   // Stragglers: rank -> factor by which its kernels are slower. Any makes the
   // run asymmetric (simulated in full).
   std::vector<std::pair<Rank, double>> stragglers;
+  Progress progress;  // told how far the run is
 };
 
 // One span on a rank's timeline, for traces and per-layer tables.

@@ -1,8 +1,10 @@
 #include "engine/simulation.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace acesim {
 
@@ -29,8 +31,21 @@ void Simulation::remove_event_source(EventSource* source) {
   sources_.erase(it);
 }
 
+void Simulation::set_observer(RunObserver observer, std::uint64_t every) {
+  if (every == 0) throw std::logic_error("set_observer: every must be at least 1");
+  observer_ = std::move(observer);
+  observe_every_ = every;
+  until_observe_ = observer_ ? every : std::numeric_limits<std::uint64_t>::max();
+}
+
+void Simulation::observe() {
+  observer_(now_, stats_.events + stats_.completions + stats_.source_events);
+}
+
 bool Simulation::run(TimePs until) {
   std::uint64_t at_this_instant = 0;
+  // Kept in a register through the loop: with no observer it never runs out.
+  std::uint64_t countdown = until_observe_;
   for (;;) {
     const TimePs t_fluid = fluid_.next_completion(now_);
     TimePs t_event = queue_.next_time();
@@ -59,16 +74,26 @@ bool Simulation::run(TimePs until) {
                      std::to_string(livelock_limit_) + " events at that instant");
     }
     now_ = t;
+    std::uint64_t handled = 1;
     if (t_fluid <= t_event) {
-      stats_.completions += fluid_.complete_due(now_);
+      handled = fluid_.complete_due(now_);
+      stats_.completions += handled;
     } else if (source != nullptr) {
-      stats_.source_events += source->handle_due(now_);
+      handled = source->handle_due(now_);
+      stats_.source_events += handled;
     } else {
       const Event e = queue_.pop();
       ++stats_.events;
       e.handler->handle_event(e.tag);
     }
+    if (handled >= countdown) {
+      countdown = observe_every_;
+      observe();
+    } else {
+      countdown -= handled;
+    }
   }
+  until_observe_ = countdown;
   for (const EventSource* s : sources_) {
     if (!s->idle()) return false;
   }

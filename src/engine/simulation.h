@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,13 +88,29 @@ class Simulation {
   void set_livelock_limit(std::uint64_t events) { livelock_limit_ = events; }
   std::size_t pending_events() const { return queue_.size(); }
 
+  // Watching a long run (a progress display): run() calls `observer(now,
+  // handled)` once `every` more happenings have been handled (events, fluid
+  // completions and source events; `handled` counts them all since the
+  // simulation began; a batch of completions at one instant counts whole,
+  // so calls can be further apart). Between calls the loop only counts down,
+  // and with no observer the count never runs out, so watching costs nothing
+  // measurable. Set it between runs, not from inside the observer.
+  using RunObserver = std::function<void(TimePs now, std::uint64_t handled)>;
+  static constexpr std::uint64_t kObserveEvery = 4096;
+  void set_observer(RunObserver observer, std::uint64_t every = kObserveEvery);
+
  private:
+  void observe();
+
   TimePs now_ = 0;
   EventQueue queue_;
   FluidModel fluid_;
   std::vector<EventSource*> sources_;  // besides the fluid model and the queue
   RunStats stats_;
   std::uint64_t livelock_limit_ = 50'000'000;
+  RunObserver observer_;
+  std::uint64_t observe_every_ = 0;
+  std::uint64_t until_observe_ = std::numeric_limits<std::uint64_t>::max();
 };
 
 // Runs `sim` to the end; when `finished()` is then false, or time stopped

@@ -148,7 +148,8 @@ ReproResult run_job(const Job& job) {
   return r;
 }
 
-std::vector<ReproResult> run_jobs(const std::vector<Job>& jobs, int threads, std::FILE* progress, const char* what) {
+std::vector<ReproResult> run_jobs(const std::vector<Job>& jobs, int threads, std::FILE* progress, const char* what,
+                                  const Progress& live) {
   std::vector<ReproResult> results(jobs.size());
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
@@ -165,6 +166,12 @@ std::vector<ReproResult> run_jobs(const std::vector<Job>& jobs, int threads, std
         if (error.empty()) error = jobs[i].workload + " " + std::to_string(jobs[i].npus) + " " + jobs[i].config.name + ": " + e.what();
       }
       const std::size_t d = done.fetch_add(1) + 1;
+      if (live.on()) {
+        const std::lock_guard<std::mutex> lock(mu);
+        live.stage(fmt::format("{} {}/{} runs done", what, d, jobs.size()));
+        live.report(-1, 0, static_cast<double>(d) / static_cast<double>(jobs.size()));
+        continue;
+      }
       // Progress: about every tenth of the runs, one line each.
       const std::size_t step = std::max<std::size_t>(1, jobs.size() / 10);
       if (progress != nullptr && (d % step == 0 || d == jobs.size())) {
@@ -349,6 +356,30 @@ bool make_plots(const std::string& dir, std::FILE* progress) {
   return rc == 0;
 }
 
+// The sensitivity studies: ResNet-50 on 64 NPUs, one parameter varied at a
+// time, ACE and the baseline.
+std::vector<Job> sensitivity_jobs(const std::vector<ReproConfig>& configs) {
+  std::vector<Job> jobs;
+  const ReproConfig ace = configs[1];
+  ReproConfig base;
+  for (const ReproConfig& c : configs) {
+    if (c.name == "baseline-u8-fair") base = c;
+  }
+  const int n = 64;
+  for (double v : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0}) jobs.push_back({"resnet50", n, ace, "ace_sram_MiB", v, v});
+  for (double v : {50.0, 100.0, 200.0, 400.0, 800.0}) jobs.push_back({"resnet50", n, ace, "ace_alu_GBps", v, 0, v});
+  for (double v : {225.0, 450.0, 900.0, 1800.0}) {
+    for (const ReproConfig& c : {ace, base}) jobs.push_back({"resnet50", n, c, "hbm_GBps", v, 0, 0, v});
+  }
+  for (double v : {0.5, 1.0, 2.0, 4.0}) {
+    for (const ReproConfig& c : {ace, base}) jobs.push_back({"resnet50", n, c, "link_bandwidth_scale", v, 0, 0, 0, v});
+  }
+  for (double v : {64.0, 256.0, 1024.0, 4096.0}) {
+    for (const ReproConfig& c : {ace, base}) jobs.push_back({"resnet50", n, c, "max_chunk_KiB", v, 0, 0, 0, 0, v});
+  }
+  return jobs;
+}
+
 }  // namespace
 
 void run_ace_isca21(const ReproOptions& o, std::FILE* progress) {
@@ -364,29 +395,14 @@ void run_ace_isca21(const ReproOptions& o, std::FILE* progress) {
       for (const ReproConfig& c : configs) grid.push_back({w, n, c, "", 0.0});
     }
   }
-  const std::vector<ReproResult> results = run_jobs(grid, o.jobs, progress, "grid");
+  const std::vector<Job> jobs = o.sensitivity ? sensitivity_jobs(configs) : std::vector<Job>{};
+  std::FILE* lines = o.step_lines ? progress : nullptr;
+  // Shares of the whole in proportion to the runs.
+  const Progress live(o.live);
+  const double grid_share = static_cast<double>(grid.size()) / static_cast<double>(grid.size() + jobs.size());
+  const std::vector<ReproResult> results = run_jobs(grid, o.jobs, lines, "grid", live.share(0.0, grid_share, ""));
   std::vector<ReproResult> sens;
-  if (o.sensitivity) {
-    std::vector<Job> jobs;
-    const ReproConfig ace = configs[1];
-    ReproConfig base;
-    for (const ReproConfig& c : configs) {
-      if (c.name == "baseline-u8-fair") base = c;
-    }
-    const int n = 64;
-    for (double v : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0}) jobs.push_back({"resnet50", n, ace, "ace_sram_MiB", v, v});
-    for (double v : {50.0, 100.0, 200.0, 400.0, 800.0}) jobs.push_back({"resnet50", n, ace, "ace_alu_GBps", v, 0, v});
-    for (double v : {225.0, 450.0, 900.0, 1800.0}) {
-      for (const ReproConfig& c : {ace, base}) jobs.push_back({"resnet50", n, c, "hbm_GBps", v, 0, 0, v});
-    }
-    for (double v : {0.5, 1.0, 2.0, 4.0}) {
-      for (const ReproConfig& c : {ace, base}) jobs.push_back({"resnet50", n, c, "link_bandwidth_scale", v, 0, 0, 0, v});
-    }
-    for (double v : {64.0, 256.0, 1024.0, 4096.0}) {
-      for (const ReproConfig& c : {ace, base}) jobs.push_back({"resnet50", n, c, "max_chunk_KiB", v, 0, 0, 0, 0, v});
-    }
-    sens = run_jobs(jobs, o.jobs, progress, "sensitivity");
-  }
+  if (o.sensitivity) sens = run_jobs(jobs, o.jobs, lines, "sensitivity", live.share(grid_share, 1.0, ""));
   const std::filesystem::path dir(o.out_dir);
   write_csv(results, (dir / "results.csv").string(), false);
   if (o.sensitivity) write_csv(sens, (dir / "sensitivity.csv").string(), true);

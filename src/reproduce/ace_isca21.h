@@ -8,6 +8,7 @@
 
 #include "config/platform.h"
 #include "driver/training_run.h"
+#include "engine/progress.h"
 
 namespace acesim {
 
@@ -18,6 +19,10 @@ struct ReproOptions {
   std::vector<std::string> workloads = {"resnet50", "gnmt", "dlrm"};
   bool sensitivity = true;
   bool plots = true;
+  // Progress: a live display, or else (step_lines) a line about every tenth
+  // of the runs, or nothing.
+  ProgressSink* live = nullptr;
+  bool step_lines = true;
 };
 
 // One configuration of the endpoint the paper compares.

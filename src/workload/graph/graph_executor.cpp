@@ -36,6 +36,7 @@ GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBacke
     RankState& rs = rank(r);
     rs.graph = graphs[static_cast<std::size_t>(r)];
     rs.pending = rs.graph->indegree();
+    nodes_total_ += rs.graph->size();
     rs.wait_ready.assign(rs.graph->waits(), 0);
     if (kept(r)) rs.timing.assign(rs.graph->size(), NodeTiming{});
     const auto dims = static_cast<std::size_t>(topo.num_dims());
@@ -359,6 +360,7 @@ void GraphExecutor::complete(const Done& d) {
       ready(d.rank, child);
     }
   }
+  ++nodes_done_;
   if (++rs.done == g.size()) {
     ++ranks_done_;
     finish_ = std::max(finish_, now);

@@ -86,6 +86,10 @@ class GraphExecutor final : private ActivityListener,
   void start();
   bool finished() const { return ranks_done_ == sim_ranks_; }
   std::vector<std::string> stuck_report() const;
+  // Nodes done over nodes of every simulated rank's graph (for progress).
+  double fraction_done() const {
+    return nodes_total_ > 0 ? static_cast<double>(nodes_done_) / static_cast<double>(nodes_total_) : 1.0;
+  }
 
   Rank simulated_ranks() const { return sim_ranks_; }
   TimePs finish_ps() const { return finish_; }
@@ -214,6 +218,8 @@ class GraphExecutor final : private ActivityListener,
   std::vector<Rank> members_;
   long long ranks_done_ = 0;
   TimePs finish_ = 0;
+  std::uint64_t nodes_total_ = 0;
+  std::uint64_t nodes_done_ = 0;
 };
 
 }  // namespace acesim
