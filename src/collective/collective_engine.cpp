@@ -233,8 +233,12 @@ void CollectiveEngine::members(const Collective& c, int phase, long long instanc
   } else {
     dim_members(c.specs[static_cast<std::size_t>(phase)], base_rank(c.phases[static_cast<std::size_t>(phase)], instance), out);
   }
-  // Patterns of rooted phases take member 0 as the root.
-  if (is_rooted(c.req.op) && c.req.root > 0) std::rotate(out.begin(), out.begin() + c.req.root, out.end());
+  // Patterns of rooted phases take member 0 as the root; the symmetric
+  // phases of a rooted collective may span fewer dimensions than its root's
+  // position counts, and need no rotation.
+  if (is_rooted(c.specs[static_cast<std::size_t>(phase)].op) && c.req.root > 0) {
+    std::rotate(out.begin(), out.begin() + c.req.root, out.end());
+  }
 }
 
 const TransferShape& CollectiveEngine::shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members) {

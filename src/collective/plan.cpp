@@ -64,7 +64,22 @@ std::vector<PhaseSpec> build_rooted_plan(CollectiveOp op, const CollectiveConfig
     n *= topo.dim(d).npus;
   }
   if (dims.empty()) return {};
-  return rooted_phases(op, group_algorithm(op, cfg, dims), dims, n);
+  if (dims.size() == 1 || (op != CollectiveOp::kBroadcast && op != CollectiveOp::kReduce)) {
+    return rooted_phases(op, group_algorithm(op, cfg, dims), dims, n);
+  }
+  // Over several dimensions the symmetric half runs as the platform plans
+  // that operation (hierarchically: one dimension at a time, each with its
+  // own algorithm and chunk slots), around one direct phase over the whole
+  // group to or from the root.
+  const Algorithm direct = algorithm("direct");
+  const CollectiveOp half = symmetric_half(op);
+  std::vector<PhaseSpec> phases = build_plan(half, cfg.op(half), topo, dims);
+  if (op == CollectiveOp::kBroadcast) {
+    phases.insert(phases.begin(), PhaseSpec{CollectiveOp::kScatter, direct, dims, 1.0, n});
+  } else {
+    phases.push_back(PhaseSpec{CollectiveOp::kGather, direct, dims, 1.0, n});
+  }
+  return phases;
 }
 
 std::vector<PhaseSpec> build_group_plan(CollectiveOp op, Algorithm alg, long long n) {
