@@ -59,6 +59,12 @@ struct CollectiveRequest {
   std::optional<std::string> dims;  // default: all
   std::vector<std::string> stragglers;  // "RANK=FACTOR": that NPU's links are FACTOR times slower
   std::optional<long long> root;  // rooted operations: the root rank (default 0)
+  // NCCL's model (docs/model.md, "NCCL collectives"): "nccl" or "acesim"
+  // (the platform's plans), and what NCCL_ALGO / NCCL_PROTO would force.
+  std::optional<std::string> library;
+  std::optional<std::string> algo;   // auto, ring, tree, nvls
+  std::optional<std::string> proto;  // auto, simple, ll, ll128
+  std::optional<int> channels;
   ProgressSink* progress = nullptr;     // told how far the sizes are, or none
 };
 struct CollectiveRun {

@@ -7,11 +7,13 @@
 #include <fmt/format.h>
 
 #include "api/api.h"
+#include "collective/nccl_model.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/presets.h"
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
+#include "registry/registry.h"
 
 namespace acesim::api {
 
@@ -125,10 +127,55 @@ PlatformConfig load_platform(const PlatformRequest& o) {
   return platform;
 }
 
+namespace {
+
+// --library, --algo, --proto, --channels onto the platform's NCCL settings;
+// an algorithm the platform cannot run is refused before simulating.
+void apply_nccl_options(const CollectiveRequest& o, CollectiveOp op, PlatformConfig& platform) {
+  NcclSettings& n = platform.collectives.nccl;
+  if (o.library) {
+    if (normalize_name(*o.library) != "nccl" && normalize_name(*o.library) != "acesim") {
+      throw InputError("--library: unknown library '" + *o.library + "' (acesim, nccl)");
+    }
+    n.enabled = normalize_name(*o.library) == "nccl";
+  }
+  const char* given = o.algo ? "--algo" : o.proto ? "--proto" : o.channels ? "--channels" : nullptr;
+  if (given != nullptr && !n.enabled) {
+    throw InputError(std::string(given) + ": the NCCL model is off for this platform; add --library nccl "
+                     "(or `collectives: {library: nccl}` to the platform file)");
+  }
+  if (o.algo && normalize_name(*o.algo) != "auto") {
+    n.algo = parse_nccl_algo(*o.algo);
+    if (!n.algo) throw InputError("--algo: unknown algorithm '" + *o.algo + "'" + suggestion(*o.algo, nccl_algo_names()));
+  }
+  if (o.proto && normalize_name(*o.proto) != "auto") {
+    n.proto = parse_nccl_proto(*o.proto);
+    if (!n.proto) throw InputError("--proto: unknown protocol '" + *o.proto + "'" + suggestion(*o.proto, nccl_proto_names()));
+  }
+  if (o.channels) {
+    if (*o.channels < 1 || *o.channels > 64) {
+      throw InputError("--channels: must be an integer in 1..64 (NCCL's MAXCHANNELS), got " + std::to_string(*o.channels));
+    }
+    n.channels = *o.channels;
+  }
+  if (!n.enabled) return;
+  try {
+    const NcclView view = nccl_view(platform.dims);
+    if (n.algo && nccl_models(op)) {
+      if (auto why = nccl_unsupported(view, op, *n.algo)) throw InputError("--algo: " + *why);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("--library nccl: ") + e.what());
+  }
+}
+
+}  // namespace
+
 CollectiveRun simulate_collectives(const CollectiveRequest& o) {
   CollectiveRun run;
   run.platform = load_platform(o.platform);
   run.spec.op = parse_op("--op", o.op);
+  apply_nccl_options(o, run.spec.op, run.platform);
   run.spec.full = o.platform.full;
   if (o.dims) run.spec.dims = parse_dims("--dims", *o.dims, static_cast<int>(run.platform.dims.size()));
   if (o.root) {

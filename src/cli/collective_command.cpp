@@ -20,6 +20,10 @@ struct Options {
   std::string max_bytes;
   std::string dims;
   long long root = 0;
+  std::string library;
+  std::string algo;
+  std::string proto;
+  int channels = 0;
   bool json = false;
   ProgressOptions progress;
   api::CollectiveRequest request;
@@ -57,10 +61,15 @@ std::function<int()> add_collective_command(CLI::App& app) {
   CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
   CLI::Option* root = c->add_option("--root", o->root, "broadcast, reduce, gather, scatter: the root rank (default 0)");
+  CLI::Option* library = c->add_option("--library", o->library, "nccl: run collectives as NCCL does (its algorithms, protocols, "
+                                        "channels, cost model); acesim: the platform's plans");
+  CLI::Option* algo = c->add_option("--algo", o->algo, "NCCL model: auto (NCCL's cost model), ring, tree or nvls (as NCCL_ALGO)");
+  CLI::Option* proto = c->add_option("--proto", o->proto, "NCCL model: auto, simple, ll or ll128 (as NCCL_PROTO)");
+  CLI::Option* channels = c->add_option("--channels", o->channels, "NCCL model: channels (default: NCCL's for the algorithm)");
   add_progress_options(c, o->progress);
   c->add_option("--straggler", o->request.stragglers,
                 "RANK=FACTOR: that NPU's links (in and out) carry FACTOR times less (repeatable; runs in full)");
-  return [o, bytes, min_bytes, max_bytes, dims, root] {
+  return [o, bytes, min_bytes, max_bytes, dims, root, library, algo, proto, channels] {
     // Whether each option was given at all (an empty value still counts).
     api::CollectiveRequest& r = o->request;
     r.platform = platform_request(o->platform);
@@ -69,6 +78,10 @@ std::function<int()> add_collective_command(CLI::App& app) {
     if (max_bytes->count() > 0) r.max_bytes = o->max_bytes;
     if (dims->count() > 0) r.dims = o->dims;
     if (root->count() > 0) r.root = o->root;
+    if (library->count() > 0) r.library = o->library;
+    if (algo->count() > 0) r.algo = o->algo;
+    if (proto->count() > 0) r.proto = o->proto;
+    if (channels->count() > 0) r.channels = o->channels;
     return run(*o);
   };
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "collective/nccl_shape.h"
 #include "engine/key.h"
 
 
@@ -77,7 +78,8 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
       seen |= 1u << d;
     }
     c.req.dims = dims;
-    c.specs = is_rooted(req.op) ? build_rooted_plan(req.op, cfg_, topo_, dims) : build_plan(req.op, cfg_.op(req.op), topo_, dims);
+    if (cfg_.nccl.enabled && nccl_models(req.op)) plan_nccl(c, dims);
+    if (!c.nccl) c.specs = is_rooted(req.op) ? build_rooted_plan(req.op, cfg_, topo_, dims) : build_plan(req.op, cfg_.op(req.op), topo_, dims);
     for (int d : dims) c.group_npus *= topo_.dim(d).npus;
   }
   if (is_rooted(req.op) && (req.root < 0 || req.root >= c.group_npus)) {
@@ -88,8 +90,9 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   for (const PhaseSpec& spec : c.specs) {
     if (auto why = unsupported_reason(spec.op, spec.algorithm, spec.group_size)) throw std::invalid_argument(*why);
   }
-  c.chunks = cfg_.chunks;
-  if (cfg_.max_chunk_bytes > 0) {
+  // NCCL's channels split the data inside the phase; no chunks.
+  c.chunks = c.nccl ? 1 : cfg_.chunks;
+  if (cfg_.max_chunk_bytes > 0 && !c.nccl) {
     const double needed = std::ceil(req.bytes / static_cast<double>(cfg_.max_chunk_bytes));
     if (needed > 1'000'000.0) {
       throw std::invalid_argument("a collective of " + std::to_string(static_cast<long long>(req.bytes)) +
@@ -241,8 +244,32 @@ void CollectiveEngine::members(const Collective& c, int phase, long long instanc
   }
 }
 
+void CollectiveEngine::plan_nccl(Collective& c, std::span<const int> dims) {
+  const NcclView view = nccl_view(topo_, dims);
+  c.nccl = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
+  c.nccl_ppn = view.ppn;
+  std::vector<int> spanned;
+  for (int d : dims) {
+    if (topo_.dim(d).npus > 1) spanned.push_back(d);
+  }
+  if (view.nranks > 1) {
+    c.specs.push_back(PhaseSpec{c.req.op, algorithm("ring"), spanned, c.nccl->wire_factor, view.nranks});
+  }
+}
+
 const TransferShape& CollectiveEngine::shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members) {
   const PhaseSpec& spec = c.specs[static_cast<std::size_t>(phase)];
+  if (c.nccl) {
+    const NcclChoice& ch = *c.nccl;
+    auto key = std::make_tuple(static_cast<int>(spec.op), static_cast<int>(ch.algo), static_cast<int>(ch.proto),
+                               ch.channels, c.phases[static_cast<std::size_t>(phase)].dims_mask, base);
+    std::unique_ptr<TransferShape>& shape = nccl_shapes_[key];
+    if (!shape) {
+      shape = std::make_unique<TransferShape>(
+          nccl_shape(topo_, spec.op, ch, c.nccl_ppn, members, net_.wants_messages()));
+    }
+    return *shape;
+  }
   if (c.group_id < 0 && !is_rooted(c.req.op)) {
     const std::uint32_t mask = c.phases[static_cast<std::size_t>(phase)].dims_mask;
     return shapes_.get(shape_key(spec.op, spec.algorithm, mask, base), spec.op, spec.algorithm, members);
@@ -428,8 +455,10 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   ++phases_run_;
   const double bytes = c.chunk_bytes * spec.size_factor;
   const double replicas = rep_ >= 0 ? static_cast<double>(ph.full_instances) : 1.0;
+  // NCCL's hop latency stands for the endpoint's per-step delay.
+  const TimePs step_ps = c.nccl ? c.nccl->step_ps : cfg_.endpoint_delay_ps;
   if (endpoints_ == nullptr) {
-    net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, nullptr, replicas);
+    net_.start(shape, bytes, step_ps, this, slot, nullptr, replicas);
     return;
   }
   PhaseCost cost;
@@ -441,7 +470,7 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   endpoints_->phase_begin(w.coll, scratch_members_);
   endpoints_->phase_load(cost, scratch_members_, shape, bytes, load_);
   endpoints_->record_traffic(shape, bytes);
-  net_.start(shape, bytes, cfg_.endpoint_delay_ps, this, slot, &load_, replicas);
+  net_.start(shape, bytes, step_ps, this, slot, &load_, replicas);
 }
 
 void CollectiveEngine::transfer_done(std::uint64_t tag) {

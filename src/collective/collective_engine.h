@@ -14,12 +14,15 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "collective/nccl_model.h"
 #include "collective/plan.h"
 #include "endpoint/endpoint.h"
 #include "engine/simulation.h"
@@ -90,11 +93,13 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
 
   const CollectiveConfig& config() const { return cfg_; }
   const std::vector<PhaseSpec>& phases(CollectiveId id) const { return collectives_[id].specs; }
-  std::size_t shapes_built() const { return shapes_.size() + listed_shapes_.size(); }
+  std::size_t shapes_built() const { return shapes_.size() + listed_shapes_.size() + nccl_shapes_.size(); }
   int chunks(CollectiveId id) const { return collectives_[id].chunks; }
   // NPUs in one group of the collective (the product of its dimensions' sizes).
   long long group_npus(CollectiveId id) const { return collectives_[id].group_npus; }
   std::uint64_t phases_run() const { return phases_run_; }
+  // What NCCL's model chose for the collective, when it ran it.
+  const std::optional<NcclChoice>& nccl_choice(CollectiveId id) const { return collectives_[id].nccl; }
   // Phases finished on groups of chunks, over all the collective will run:
   // 0 before it starts, 1 once every simulated rank is done (for progress).
   double fraction_done(CollectiveId id) const;
@@ -129,6 +134,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     long long phase_runs_done = 0;
     TimePs first_arrival = kTimeNever;
     TimePs finish = kTimeNever;
+    std::optional<NcclChoice> nccl;  // run by NCCL's model
+    int nccl_ppn = 1;
   };
   struct Waiting {
     std::int64_t order;  // smaller runs first (collective position under the policy)
@@ -165,6 +172,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   const TransferShape& shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members);
   // Plan and group of an explicit-member request; throws std::invalid_argument.
   void plan_explicit(Collective& c);
+  // One phase of what NCCL's model picks for the collective over `dims`.
+  void plan_nccl(Collective& c, std::span<const int> dims);
   std::uint64_t queue_key(const Collective& c, const Phase& ph, long long instance) const;
   void ready(CollectiveId id, int phase, long long instance, int chunk);
   void dispatch(std::int32_t queue);
@@ -191,6 +200,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   ShapeCache listed_shapes_;
   std::map<std::tuple<int, int, std::vector<Rank>>, std::uint32_t> listed_index_;
   std::map<std::vector<Rank>, std::int32_t> group_index_;  // explicit groups
+  // Shapes of NCCL's choices, by (op, algorithm, protocol, channels, dimensions, base rank).
+  std::map<std::tuple<int, int, int, int, std::uint32_t, Rank>, std::unique_ptr<TransferShape>> nccl_shapes_;
   std::deque<Collective> collectives_;
   std::deque<GroupQueue> queues_;
   std::unordered_map<std::uint64_t, std::int32_t> queue_index_;

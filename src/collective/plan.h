@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/nccl_model.h"
 #include "collective/types.h"
 #include "topology/topology.h"
 
@@ -30,6 +31,9 @@ struct CollectiveConfig {
   SchedulingPolicy policy = SchedulingPolicy::kLifo;
   TimePs endpoint_delay_ps = 0;  // added to every step (message handling at the endpoint)
   std::array<OpConfig, 4> ops;   // indexed by CollectiveOp
+  // When enabled, all-reduce, reduce-scatter and all-gather run as NCCL runs
+  // them (collective/nccl_model.h) instead of by chunks and plans.
+  NcclSettings nccl;
 
   OpConfig& op(CollectiveOp o) { return ops[static_cast<int>(o)]; }
   const OpConfig& op(CollectiveOp o) const { return ops[static_cast<int>(o)]; }

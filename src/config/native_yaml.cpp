@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 
 #include "algorithm/algorithm.h"
+#include "collective/nccl_model.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
@@ -21,7 +23,7 @@ using limits::kMaxDelayNs;
 
 DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, const std::string& path) {
   using namespace yaml;
-  check_map(node, file, path, {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour"});
+  check_map(node, file, path, {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour", "nvls"});
   for (const char* k : {"kind", "npus", "bandwidth_GBps", "latency_ns"}) require(node, k, file, path);
   DimensionSpec d;
   const std::string kind = scalar(node["kind"], file, path + ".kind");
@@ -55,7 +57,57 @@ DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, co
     }
     d.links_per_neighbour = static_cast<int>(links);
   }
+  if (node["nvls"]) {
+    const std::string v = scalar(node["nvls"], file, path + ".nvls");
+    if (v != "true" && v != "false") throw_input_error(file, line_of(node["nvls"]), path + ".nvls", "must be true or false, got " + v);
+    d.nvls = v == "true";
+    if (d.nvls && d.kind != DimKind::kSwitch) {
+      throw_input_error(file, line_of(node["nvls"]), path + ".nvls", "in-switch reduction needs kind switch, got " + kind);
+    }
+  }
   return d;
+}
+
+// `collectives.library` and `collectives.nccl` (docs/formats.md).
+void read_nccl(const YAML::Node& c, const std::string& file, const std::vector<DimensionSpec>& dims, NcclSettings& n) {
+  using namespace yaml;
+  if (c["library"]) {
+    const std::string lib = scalar(c["library"], file, "collectives.library");
+    if (lib != "nccl" && lib != "acesim") {
+      throw_input_error(file, line_of(c["library"]), "collectives.library", "unknown library '" + lib + "' (acesim, nccl)");
+    }
+    n.enabled = lib == "nccl";
+  }
+  if (!c["nccl"]) return;
+  const YAML::Node m = c["nccl"];
+  check_map(m, file, "collectives.nccl", {"algorithm", "protocol", "channels"});
+  if (!n.enabled) throw_input_error(file, line_of(m), "collectives.nccl", "needs collectives.library: nccl");
+  if (m["algorithm"]) {
+    const std::string a = scalar(m["algorithm"], file, "collectives.nccl.algorithm");
+    if (normalize_name(a) != "auto") {
+      n.algo = parse_nccl_algo(a);
+      if (!n.algo) throw_input_error(file, line_of(m["algorithm"]), "collectives.nccl.algorithm", "unknown algorithm '" + a + "'" + suggestion(a, nccl_algo_names()));
+    }
+  }
+  if (m["protocol"]) {
+    const std::string p = scalar(m["protocol"], file, "collectives.nccl.protocol");
+    if (normalize_name(p) != "auto") {
+      n.proto = parse_nccl_proto(p);
+      if (!n.proto) throw_input_error(file, line_of(m["protocol"]), "collectives.nccl.protocol", "unknown protocol '" + p + "'" + suggestion(p, nccl_proto_names()));
+    }
+  }
+  if (m["channels"]) {
+    const long long v = integer(m["channels"], file, "collectives.nccl.channels");
+    if (v < 1 || v > 64) throw_input_error(file, line_of(m["channels"]), "collectives.nccl.channels", "must be an integer in 1..64 (NCCL's MAXCHANNELS), got " + std::to_string(v));
+    n.channels = static_cast<int>(v);
+  }
+  if (n.enabled) {
+    try {
+      (void)nccl_view(dims);
+    } catch (const std::invalid_argument& e) {
+      throw_input_error(file, line_of(c["library"]), "collectives.library", e.what());
+    }
+  }
 }
 
 Algorithm read_algorithm(const YAML::Node& node, const std::string& name, const std::string& file,
@@ -343,8 +395,9 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
     const YAML::Node c = root["collectives"];
     check_map(c, file, "collectives",
               {"chunks", "max_chunk_bytes", "active_chunks_per_dimension", "scheduling", "endpoint_delay_ns", "all-reduce",
-               "reduce-scatter", "all-gather", "all-to-all"});
+               "reduce-scatter", "all-gather", "all-to-all", "library", "nccl"});
     CollectiveConfig& cc = pc.collectives;
+    read_nccl(c, file, pc.dims, cc.nccl);
     if (c["chunks"]) {
       const long long v = integer(c["chunks"], file, "collectives.chunks");
       if (v < 1 || v > limits::kMaxChunks) throw_input_error(file, line_of(c["chunks"]), "collectives.chunks", "must be an integer in 1..1000000, got " + std::to_string(v));

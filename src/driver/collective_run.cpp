@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "collective/collective_engine.h"
+#include "collective/nccl_model.h"
 #include "config/input_error.h"
 #include "endpoint/endpoint.h"
 #include "engine/simulation.h"
@@ -102,6 +104,11 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.executor = platform.npu.executor;
   res.chunks = engine.chunks(id);
   res.simulated_ranks = engine.simulated_ranks();
+  if (const std::optional<NcclChoice>& ch = engine.nccl_choice(id)) {
+    res.algorithm = to_string(ch->algo);
+    res.protocol = to_string(ch->proto);
+    res.channels = ch->channels;
+  }
   res.simulation = symmetric ? "symmetric" : req.full ? "full (--full)" : "full: " + asymmetry;
   endpoint.settle();
   endpoint.check_traffic_balance(engine.simulated_ranks());

@@ -41,6 +41,10 @@ struct CollectiveResult {
   std::string executor;  // its name in executor_registry()
   int chunks;  // as run (max_chunk_bytes may raise the configured count)
   long long simulated_ranks;  // 1 when symmetric
+  // What NCCL's model ran ("" when the platform's own plan ran).
+  std::string algorithm;
+  std::string protocol;
+  int channels = 0;
   std::string simulation;     // "symmetric", or "full" with the reason
   // Per NPU, averaged over all NPUs:
   double hbm_bytes;                    // HBM traffic caused by communication

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "algorithm/algorithm.h"
+#include "collective/nccl_model.h"
 #include "network/transfer_shape.h"
 
 namespace acesim {
@@ -49,6 +50,7 @@ bool shape_symmetric(const Topology& topo, const TransferShape& shape, const std
 }  // namespace
 
 std::string asymmetry_reason(const PlatformConfig& config) {
+  if (std::string nccl = nccl_asymmetry(config.collectives.nccl, config.dims); !nccl.empty()) return nccl;
   const Topology topo(config.dims);
   int spanning = 0;
   for (const DimensionSpec& d : config.dims) spanning += d.npus > 1 ? 1 : 0;

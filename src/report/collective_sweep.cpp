@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collective/nccl_model.h"
 #include "collective/plan.h"
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
@@ -57,7 +58,14 @@ std::string format_table(const PlatformConfig& platform, const CollectiveRequest
     } else {
       for (std::size_t d = 0; d < oc.per_dim.size(); ++d) algs += (d ? "," : "") + std::string(to_string(oc.per_dim[d]));
     }
-    out += fmt::format("# acesim collective: {} ({} plan: {})\n", to_string(req.op), to_string(oc.plan), algs);
+    if (platform.collectives.nccl.enabled && nccl_models(req.op)) {
+      const NcclSettings& n = platform.collectives.nccl;
+      out += fmt::format("# acesim collective: {} (NCCL model: algorithm {}, protocol {}, channels {})\n", to_string(req.op),
+                         n.algo ? to_string(*n.algo) : "auto", n.proto ? to_string(*n.proto) : "auto",
+                         n.channels > 0 ? std::to_string(n.channels) : "default");
+    } else {
+      out += fmt::format("# acesim collective: {} ({} plan: {})\n", to_string(req.op), to_string(oc.plan), algs);
+    }
   }
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   if (!results.empty()) {
@@ -69,11 +77,21 @@ std::string format_table(const PlatformConfig& platform, const CollectiveRequest
     for (std::size_t i = 0; i < req.dims.size(); ++i) d += (i ? "," : "") + std::to_string(req.dims[i]);
     out += fmt::format("# over dimensions {}\n", d);
   }
-  out += fmt::format("# {:>14} {:>6} {:>14} {:>12} {:>12} {:>12} {:>8}\n", "size(B)", "ranks", "time(us)",
+  // NCCL's model names what it ran in three more columns.
+  const bool nccl = platform.collectives.nccl.enabled;
+  out += fmt::format("# {:>14} {:>6} {:>14} {:>12} {:>12} {:>12} {:>8}", "size(B)", "ranks", "time(us)",
                      "algbw(GB/s)", "busbw(GB/s)", "net(GB/s)", "hbm/net");
+  out += nccl ? fmt::format(" {:>9} {:>8} {:>8}\n", "algorithm", "protocol", "channels") : "\n";
   for (const CollectiveResult& r : results) {
-    out += fmt::format("  {:>14} {:>6} {:>14.3f} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.2f}\n", r.bytes, r.ranks,
+    out += fmt::format("  {:>14} {:>6} {:>14.3f} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.2f}", r.bytes, r.ranks,
                        ps_to_us(r.time_ps), r.algbw_GBps, r.busbw_GBps, r.network_GBps(), r.hbm_per_network_byte());
+    if (!nccl) {
+      out += "\n";
+    } else if (r.algorithm.empty()) {
+      out += fmt::format(" {:>9} {:>8} {:>8}\n", "plan", "-", "-");
+    } else {
+      out += fmt::format(" {:>9} {:>8} {:>8}\n", r.algorithm, r.protocol, r.channels);
+    }
   }
   return out;
 }
@@ -100,6 +118,11 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"simulated_ranks", r.simulated_ranks},
                    {"events", r.events},
                    {"simulation", r.simulation}});
+    if (platform.collectives.nccl.enabled) {
+      arr.back()["algorithm"] = r.algorithm.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.algorithm);
+      arr.back()["protocol"] = r.protocol.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.protocol);
+      arr.back()["channels"] = r.channels;
+    }
   }
   return {{"platform", platform.source},
           {"backend", platform.network.backend},

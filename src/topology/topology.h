@@ -66,6 +66,8 @@ struct DimensionSpec {
   double bandwidth_GBps = 0.0;  // per link, per direction (10^9 bytes/s)
   double latency_ns = 0.0;      // per link traversal
   int links_per_neighbour = 1;  // parallel links between neighbours: bandwidth adds up
+  // A switch that reduces in the switch (NVLink SHARP): NCCL's NVLS runs on it.
+  bool nvls = false;
 };
 
 struct Link {

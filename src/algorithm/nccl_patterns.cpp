@@ -1,0 +1,77 @@
+#include "algorithm/nccl_patterns.h"
+
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+namespace acesim {
+namespace {
+
+using Messages = std::map<std::pair<int, int>, double>;
+
+PatternStep to_step(const Messages& msgs, int repeat) {
+  PatternStep s;
+  s.repeat = repeat;
+  s.messages.reserve(msgs.size());
+  for (const auto& [pair, fraction] : msgs) s.messages.push_back({pair.first, pair.second, fraction});
+  return s;
+}
+
+void check_group(int n, int ppn, int channels) {
+  if (n < 2 || ppn < 1 || n % ppn != 0 || channels < 1) {
+    throw std::invalid_argument("NCCL pattern: needs n >= 2 a multiple of ppn >= 1 and channels >= 1");
+  }
+}
+
+}  // namespace
+
+Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels) {
+  check_group(n, ppn, channels);
+  // Channels starting at the same GPU run the same ring: merged, weighted.
+  Messages msgs;
+  for (int c = 0; c < channels; ++c) {
+    const int start = c % ppn;
+    const auto member = [&](int p) { return (p / ppn) * ppn + (start + p % ppn) % ppn; };
+    for (int p = 0; p < n; ++p) msgs[{member(p), member((p + 1) % n)}] += 1.0 / (static_cast<double>(channels) * n);
+  }
+  Pattern pat;
+  switch (op) {
+    case CollectiveOp::kAllReduce: pat.steps.push_back(to_step(msgs, 2 * (n - 1))); break;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather: pat.steps.push_back(to_step(msgs, n - 1)); break;
+    default: throw std::invalid_argument("NCCL ring pattern: " + std::string(to_string(op)) + " is not modelled");
+  }
+  return pat;
+}
+
+Pattern nccl_tree_pattern(int n, int ppn, int channels) {
+  check_group(n, ppn, channels);
+  const int nodes = n / ppn;
+  // Parent node in tree t, or -1 at the root.
+  const auto parent = [nodes](int t, int node) {
+    if (t == 1) node = nodes - 1 - node;
+    if (node == 0) return -1;
+    const int p = (node - 1) / 2;
+    return t == 1 ? nodes - 1 - p : p;
+  };
+  Messages msgs;
+  const double w = 1.0 / channels;
+  const auto both_ways = [&](int a, int b) {
+    msgs[{a, b}] += w;  // reduce toward the root
+    msgs[{b, a}] += w;  // broadcast back
+  };
+  for (int c = 0; c < channels; ++c) {
+    const int head = c % ppn;
+    for (int node = 0; node < nodes; ++node) {
+      const int base = node * ppn;
+      for (int k = 1; k < ppn; ++k) both_ways(base + (head + k) % ppn, base + (head + k - 1) % ppn);
+      const int up = parent(c % 2, node);
+      if (up >= 0) both_ways(base + head, up * ppn + head);
+    }
+  }
+  Pattern pat;
+  pat.steps.push_back(to_step(msgs, 1));
+  return pat;
+}
+
+}  // namespace acesim

@@ -1,0 +1,276 @@
+#include "collective/nccl_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "registry/registry.h"
+
+namespace acesim {
+namespace {
+
+// Indices [algo][proto]: algo Tree, Ring, NVLS; proto LL, LL128, Simple.
+// NCCL 2.23+ src/graph/tuning.cc (docs/model.md, "NCCL collectives").
+using Table = std::array<std::array<double, 3>, 3>;
+constexpr Table kBaseLatUs = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0.0, 0.0, 0.0}}};
+constexpr Table kNvlinkHopUs = {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}}};
+constexpr Table kNetHopUs = {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}}};
+constexpr double kNetOverheadUs = 1.0;  // NCCL_NET_OVERHEAD default on non-AMD hosts
+// Hopper caps, indexed by nodes 1 / 2 / more.
+constexpr std::array<double, 3> kLLMaxBw = {141.0, 45.0, 35.0};
+constexpr double kPerChMaxRingLL128Bw = 36.7;
+constexpr std::array<double, 3> kPerChMaxTreeLL128Bw = {36.7, 36.7, 29.0};
+constexpr std::array<double, 3> kPerChMaxTreeBw = {38.7, 41.4, 36.0};
+// treeCorrectionFactor[proto][log2(bytes / 64)], 64 B .. 256 MiB.
+constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
+    {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1},
+    {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+}};
+
+int idx(NcclAlgo a) { return static_cast<int>(a); }
+int idx(NcclProto p) { return static_cast<int>(p); }
+int node_class(int nnodes) { return nnodes <= 1 ? 0 : nnodes == 2 ? 1 : 2; }
+int log2i(double x) { return x < 1.0 ? 0 : static_cast<int>(std::floor(std::log2(x))); }
+
+// Per-GPU bandwidth into a dimension's fabric, one direction.
+double gpu_bandwidth(const DimensionSpec& d) {
+  const double link = d.bandwidth_GBps * d.links_per_neighbour;
+  if (d.kind == DimKind::kRing) return 2.0 * link;  // channels use both directions
+  if (d.kind == DimKind::kFullyConnected) return link * (d.npus - 1);
+  return link;  // a switch (or any fabric with one port per GPU)
+}
+
+// The ring's hop latency inside a node; across nodes at least the network
+// overhead NCCL adds per step (three times for Simple).
+double ring_hop_us(const NcclView& v, NcclProto p) {
+  const double hop = kNvlinkHopUs[idx(NcclAlgo::kRing)][idx(p)];
+  return v.nnodes > 1 ? std::max(hop, kNetOverheadUs * (p == NcclProto::kSimple ? 3.0 : 1.0)) : hop;
+}
+
+double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, double bytes, int channels) {
+  const double base = kBaseLatUs[idx(a)][idx(p)];
+  const double intra = a == NcclAlgo::kRing ? ring_hop_us(v, p) : kNvlinkHopUs[idx(a)][idx(p)];
+  const NcclAlgo net_row = (v.ppn == 1 && a == NcclAlgo::kRing) ? NcclAlgo::kTree : a;
+  const double inter = kNetHopUs[idx(net_row)][idx(p)];
+  switch (a) {
+    case NcclAlgo::kRing: {
+      const int nsteps = op == CollectiveOp::kAllReduce ? 2 * (v.nranks - 1) : v.nranks - 1;
+      int inter_steps = 0;
+      if (v.nnodes > 1) inter_steps = op == CollectiveOp::kAllReduce ? 2 * (v.nnodes - 1) : v.nnodes - 1;
+      double lat = base + (nsteps - inter_steps) * intra + inter_steps * inter;
+      // The "plateau" factor NCCL applies to multi-node Simple ring all-reduce.
+      if (op == CollectiveOp::kAllReduce && p == NcclProto::kSimple && v.nnodes > 1 &&
+          bytes / (static_cast<double>(channels) * v.nranks) >= 64.0) {
+        lat *= 1.4;
+      }
+      return lat;
+    }
+    case NcclAlgo::kTree: return base + 2.0 * ((v.ppn - 1) * intra + log2i(v.nnodes) * inter);
+    case NcclAlgo::kNvls: return intra + (v.nnodes > 1 ? inter : 0.0);
+  }
+  return base;
+}
+
+// NCCL's bus bandwidth for the pair, after its protocol corrections.
+double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
+  const int nc = node_class(v.nnodes);
+  double bw = v.nnodes > 1 ? std::min(v.intra_GBps, v.inter_GBps) : v.intra_GBps;
+  if (a == NcclAlgo::kRing && p == NcclProto::kLL) bw = std::min(kLLMaxBw[nc], bw * 0.5);
+  if (a == NcclAlgo::kRing && p == NcclProto::kLL128) bw = std::min(bw * 0.92, channels * kPerChMaxRingLL128Bw);
+  if (a == NcclAlgo::kTree) {
+    bw = std::min(bw * 0.92, channels * kPerChMaxTreeBw[nc]);
+    if (p == NcclProto::kLL) bw = std::min(bw / 3.8, kLLMaxBw[nc]);
+    if (p == NcclProto::kLL128) bw = std::min(bw * (v.nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * kPerChMaxTreeLL128Bw[nc]);
+    bw *= 0.85;
+  }
+  return bw;
+}
+
+// Bus bandwidth -> the bandwidth NCCL divides the bytes by.
+double algbw_ratio(const NcclView& v, CollectiveOp op, NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::kRing: {
+      const double nsteps = op == CollectiveOp::kAllReduce ? 2.0 * (v.nranks - 1) : v.nranks - 1.0;
+      return v.nranks / nsteps;
+    }
+    case NcclAlgo::kTree: return 0.5;
+    case NcclAlgo::kNvls: return 5.0 / 6.0;
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+std::string_view to_string(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::kTree: return "tree";
+    case NcclAlgo::kRing: return "ring";
+    case NcclAlgo::kNvls: return "nvls";
+  }
+  return "?";
+}
+
+std::string_view to_string(NcclProto p) {
+  switch (p) {
+    case NcclProto::kLL: return "ll";
+    case NcclProto::kLL128: return "ll128";
+    case NcclProto::kSimple: return "simple";
+  }
+  return "?";
+}
+
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view s) {
+  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls}) {
+    if (normalize_name(s) == normalize_name(to_string(a))) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<NcclProto> parse_nccl_proto(std::string_view s) {
+  for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
+    if (normalize_name(s) == normalize_name(to_string(p))) return p;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree", "nvls"}; }
+std::vector<std::string> nccl_proto_names() { return {"auto", "simple", "ll", "ll128"}; }
+
+NcclView nccl_view(const Topology& topo, std::span<const int> dims) {
+  std::vector<DimensionSpec> spanned;
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    DimensionSpec s = topo.dim(d);
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) s.npus = 1;
+    spanned.push_back(s);
+  }
+  return nccl_view(spanned);
+}
+
+NcclView nccl_view(const std::vector<DimensionSpec>& dims) {
+  for (std::size_t d = 2; d < dims.size(); ++d) {
+    if (dims[d].npus > 1) {
+      throw std::invalid_argument("the NCCL model sees a node (dimension 0) and a scale-out (dimension 1); dimension " +
+                                  std::to_string(d) + " spans " + std::to_string(dims[d].npus) + " NPUs");
+    }
+  }
+  NcclView v;
+  if (!dims.empty() && dims[0].npus > 1) {
+    v.ppn = dims[0].npus;
+    v.intra_GBps = gpu_bandwidth(dims[0]);
+    v.nvls = dims[0].nvls && dims[0].kind == DimKind::kSwitch;
+  }
+  if (dims.size() > 1 && dims[1].npus > 1) {
+    v.nnodes = dims[1].npus;
+    v.inter_GBps = v.ppn * gpu_bandwidth(dims[1]);
+    if (v.ppn == 1) v.intra_GBps = v.inter_GBps;  // one GPU per node: nothing inside
+  }
+  v.nranks = v.ppn * v.nnodes;
+  return v;
+}
+
+bool nccl_models(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
+}
+
+std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, NcclAlgo a) {
+  const std::string what = std::string(to_string(a)) + " " + std::string(to_string(op));
+  if (!nccl_models(op)) return what + ": the NCCL model runs all-reduce, reduce-scatter and all-gather";
+  if (a == NcclAlgo::kTree && op != CollectiveOp::kAllReduce) return what + ": NCCL's tree runs all-reduce only; use ring";
+  if (a == NcclAlgo::kNvls) {
+    if (!v.nvls) {
+      return what + ": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree";
+    }
+    if (op != CollectiveOp::kAllReduce) return what + ": NVLS is modelled for all-reduce only; use ring";
+    if (v.nnodes > 1) return what + ": NVLS across nodes runs as NVLS-tree, not modelled yet; use ring or tree";
+  }
+  return std::nullopt;
+}
+
+int nccl_default_channels(const NcclView& v, NcclAlgo a) {
+  // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16.
+  // Rounded up to a multiple of the GPUs per node, so that every NIC
+  // carries as many channels.
+  const int c = a == NcclAlgo::kNvls ? 16 : 24;
+  return (c + v.ppn - 1) / v.ppn * v.ppn;
+}
+
+double nccl_wire_factor(NcclProto p) {
+  switch (p) {
+    case NcclProto::kLL: return 2.0;             // 8-byte data + 8-byte flags per 16-byte line
+    case NcclProto::kLL128: return 128.0 / 120.0;  // 120 data bytes per 128-byte line
+    case NcclProto::kSimple: return 1.0;
+  }
+  return 1.0;
+}
+
+std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double bytes, NcclAlgo a, NcclProto p,
+                                  int channels) {
+  if (nccl_unsupported(v, op, a) || v.nranks < 2) return std::nullopt;
+  if (a == NcclAlgo::kNvls && p != NcclProto::kSimple) return std::nullopt;
+  NcclCost c;
+  c.latency_us = latency_us(v, op, a, p, bytes, channels);
+  c.busbw_GBps = bus_bandwidth(v, a, p, channels);
+  c.algbw_GBps = c.busbw_GBps * algbw_ratio(v, op, a);
+  if (a == NcclAlgo::kTree) {
+    const int i = std::clamp(log2i(bytes / 64.0), 0, 22);
+    c.algbw_GBps *= kTreeCorrection[idx(p)][i];
+  }
+  if (!(c.algbw_GBps > 0.0)) return std::nullopt;
+  c.time_us = c.latency_us + bytes / (1000.0 * c.algbw_GBps);
+  return c;
+}
+
+NcclChoice nccl_choose(const NcclView& v, CollectiveOp op, double bytes, const NcclSettings& s) {
+  if (s.algo) {
+    if (auto why = nccl_unsupported(v, op, *s.algo)) throw std::invalid_argument(*why);
+  }
+  if (s.algo == NcclAlgo::kNvls && s.proto && *s.proto != NcclProto::kSimple) {
+    throw std::invalid_argument("nvls runs the simple protocol only; use --proto simple or auto");
+  }
+  NcclChoice best;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls}) {
+    if (s.algo && *s.algo != a) continue;
+    const int channels = s.channels > 0 ? s.channels : nccl_default_channels(v, a);
+    for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
+      if (s.proto && *s.proto != p) continue;
+      const std::optional<NcclCost> c = nccl_cost(v, op, bytes, a, p, channels);
+      if (!c || c->time_us >= best_time) continue;
+      best_time = c->time_us;
+      best.algo = a;
+      best.proto = p;
+      best.channels = channels;
+      best.cost = *c;
+    }
+  }
+  if (!std::isfinite(best_time)) {
+    throw std::invalid_argument("the NCCL model has no algorithm for " + std::string(to_string(op)) + " on " +
+                                std::to_string(v.nranks) + " ranks; use ring with a modelled operation");
+  }
+  best.wire_factor = nccl_wire_factor(best.proto);
+  // The ring pays NCCL's hop latency inside a node per step; the rest of
+  // NCCL's latency, and all of it for the pipelined tree and NVLS, once.
+  long long steps = 0;
+  if (best.algo == NcclAlgo::kRing) {
+    steps = op == CollectiveOp::kAllReduce ? 2LL * (v.nranks - 1) : v.nranks - 1LL;
+    best.step_ps = ns_to_ps(1000.0 * ring_hop_us(v, best.proto));
+  }
+  best.base_ps = ns_to_ps(1000.0 * best.cost.latency_us) - steps * best.step_ps;
+  return best;
+}
+
+std::string nccl_asymmetry(const NcclSettings& s, const std::vector<DimensionSpec>& dims) {
+  if (!s.enabled) return "";
+  int spanning = 0;
+  for (const DimensionSpec& d : dims) spanning += d.npus > 1 ? 1 : 0;
+  if (spanning > 1) return "NCCL collectives across nodes";
+  if (!dims.empty() && s.channels > 0 && s.channels % dims[0].npus != 0) {
+    return "NCCL channels not a multiple of the GPUs per node";
+  }
+  return "";
+}
+
+}  // namespace acesim

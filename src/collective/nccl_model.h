@@ -1,0 +1,97 @@
+// NCCL's collectives as NCCL runs them: its algorithms (ring with several
+// channels, double binary tree, NVLS in-switch reduction), its protocols
+// (Simple, LL, LL128), and its cost model, which picks the pair with the
+// least estimated time. The platform is seen as NCCL sees a cluster: a node
+// domain (topology dimension 0) and at most one scale-out dimension (1).
+// Every formula and constant, with its source: docs/model.md, "NCCL
+// collectives".
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithm/collective_op.h"
+#include "engine/time.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+enum class NcclAlgo { kTree, kRing, kNvls };
+enum class NcclProto { kLL, kLL128, kSimple };
+
+std::string_view to_string(NcclAlgo a);
+std::string_view to_string(NcclProto p);
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);   // ring, tree, nvls
+std::optional<NcclProto> parse_nccl_proto(std::string_view s);  // simple, ll, ll128
+std::vector<std::string> nccl_algo_names();
+std::vector<std::string> nccl_proto_names();
+
+// `collectives: {library: nccl, nccl: {...}}` in a platform file, or
+// --library/--algo/--proto/--channels.
+struct NcclSettings {
+  bool enabled = false;
+  std::optional<NcclAlgo> algo;    // nullopt: auto (NCCL's cost model)
+  std::optional<NcclProto> proto;  // nullopt: auto
+  int channels = 0;                // 0: NCCL's default for the algorithm
+};
+
+// The part of a platform a collective spans, as NCCL's tuning sees it.
+struct NcclView {
+  int nranks = 1;
+  int nnodes = 1;
+  int ppn = 1;              // GPUs per node
+  double intra_GBps = 0.0;  // per GPU, into the node's fabric (one direction)
+  double inter_GBps = 0.0;  // per node, into the scale-out: all its GPUs' NICs (0 on one node)
+  bool nvls = false;        // the node's switch reduces (DimensionSpec::nvls)
+};
+
+// Throws std::invalid_argument when the spanned dimensions are not a node
+// domain (dimension 0) and a scale-out (dimension 1).
+NcclView nccl_view(const Topology& topo, std::span<const int> dims);
+NcclView nccl_view(const std::vector<DimensionSpec>& dims);
+
+// Operations the model runs; others keep the platform's own plan.
+bool nccl_models(CollectiveOp op);
+// Why NCCL cannot run `op` with `a` here (one line, saying what would
+// work), or nullopt.
+std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, NcclAlgo a);
+// Channels NCCL opens for `a` when not told (docs/model.md).
+int nccl_default_channels(const NcclView& v, NcclAlgo a);
+// Bytes on the wire per byte of data: 1 / the protocol's payload share.
+double nccl_wire_factor(NcclProto p);
+
+// NCCL's estimate for one algorithm and protocol (microseconds, GB/s).
+struct NcclCost {
+  double latency_us = 0.0;
+  double busbw_GBps = 0.0;  // NCCL's bus bandwidth after its protocol corrections
+  double algbw_GBps = 0.0;  // what the time divides the bytes by
+  double time_us = 0.0;     // latency_us + bytes / algbw
+};
+// nullopt when NCCL disables the pair (NVLS and tree without Simple, ...).
+std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double bytes, NcclAlgo a, NcclProto p,
+                                  int channels);
+
+// What runs: the pair chosen, its channels, and how the simulation lays it
+// out: the pattern's bytes scaled by wire_factor, `step_ps` per pattern
+// step and `base_ps` once.
+struct NcclChoice {
+  NcclAlgo algo = NcclAlgo::kRing;
+  NcclProto proto = NcclProto::kSimple;
+  int channels = 1;
+  NcclCost cost;
+  double wire_factor = 1.0;
+  TimePs base_ps = 0;
+  TimePs step_ps = 0;
+};
+// The pair NCCL's cost model picks among those `s` allows (or the forced
+// one). Throws std::invalid_argument (one line) when nothing can run.
+NcclChoice nccl_choose(const NcclView& v, CollectiveOp op, double bytes, const NcclSettings& s);
+
+// Why the NCCL model cannot run symmetrically (one rank for all) on
+// `dims`, or an empty string.
+std::string nccl_asymmetry(const NcclSettings& s, const std::vector<DimensionSpec>& dims);
+
+}  // namespace acesim
