@@ -1,0 +1,214 @@
+// NCCL's collectives (collective/nccl_model.h; docs/model.md, "NCCL
+// collectives"): NCCL's own cost-model times from its formulas, what its
+// selection picks, and the simulated times against closed forms.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "algorithm/nccl_patterns.h"
+#include "cli_runner.h"
+#include "collective/nccl_model.h"
+#include "config/platform.h"
+#include "driver/collective_run.h"
+
+namespace acesim {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// One node of n GPUs on a switch of `bw` GB/s per port, `lat_ns` per link;
+// `nodes` > 1 adds a scale-out switch of `nic` GB/s per GPU.
+std::string nccl_yaml(int n, double bw, double lat_ns, bool nvls, int nodes = 1, double nic = 50.0,
+                      const std::string& extra = "") {
+  std::string y = "topology:\n  - {kind: switch, npus: " + std::to_string(n) + ", bandwidth_GBps: " + std::to_string(bw) +
+                  ", latency_ns: " + std::to_string(lat_ns) + (nvls ? ", nvls: true" : "") + "}\n";
+  y += "  - {kind: switch, npus: " + std::to_string(nodes) + ", bandwidth_GBps: " + std::to_string(nic) + ", latency_ns: 0}\n";
+  y += "communication: {executor: ideal}\ncollectives:\n  library: nccl\n" + extra;
+  return y;
+}
+
+double sim_us(const std::string& yaml, CollectiveOp op, double bytes) {
+  const PlatformConfig p = parse_platform_yaml(yaml, "test.yaml");
+  CollectiveRequestSpec req;
+  req.op = op;
+  return ps_to_us(run_collective(p, req, static_cast<std::uint64_t>(bytes)).time_ps);
+}
+
+NcclView h200_node(bool nvls) {
+  NcclView v;
+  v.nranks = 8;
+  v.ppn = 8;
+  v.intra_GBps = 450.0;
+  v.nvls = nvls;
+  return v;
+}
+
+// NCCL's formulas by hand (2.23 tables): ring all-reduce on one node of 8,
+// latency = base + 2(n-1) hop, algbw = busbw n / (2(n-1)).
+TEST(NcclModel, RingAllReduceCostsAreNcclsFormulas) {
+  const NcclView v = h200_node(false);
+  const auto simple = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kRing, NcclProto::kSimple, 24);
+  ASSERT_TRUE(simple);
+  EXPECT_NEAR(simple->latency_us, 8.4 + 14 * 3.4, 1e-9);
+  EXPECT_NEAR(simple->time_us, 56.0 + kGiB / (1000.0 * 450.0 * 8 / 14), 1e-6);
+  const auto ll = nccl_cost(v, CollectiveOp::kAllReduce, 8, NcclAlgo::kRing, NcclProto::kLL, 24);
+  ASSERT_TRUE(ll);
+  EXPECT_NEAR(ll->latency_us, 6.6 + 14 * 0.6, 1e-9);
+  EXPECT_NEAR(ll->busbw_GBps, 141.0, 1e-9);  // Hopper's one-node LL cap below 450 x 1/2
+  EXPECT_NEAR(ll->time_us, 15.0 + 8 / (1000.0 * 141.0 * 8 / 14), 1e-9);
+  const auto ll128 = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kRing, NcclProto::kLL128, 24);
+  ASSERT_TRUE(ll128);
+  EXPECT_NEAR(ll128->latency_us, 14.0 + 14 * 1.9, 1e-9);
+  EXPECT_NEAR(ll128->busbw_GBps, 450.0 * 0.92, 1e-9);
+  // Tree on one node: chains, 2 (ppn-1) hops; busbw x0.92 x0.85, algbw = busbw / 2.
+  const auto tree = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kTree, NcclProto::kSimple, 24);
+  ASSERT_TRUE(tree);
+  EXPECT_NEAR(tree->latency_us, 8.4 + 2 * 7 * 4.0, 1e-9);
+  EXPECT_NEAR(tree->busbw_GBps, 450.0 * 0.92 * 0.85, 1e-9);
+  EXPECT_NEAR(tree->algbw_GBps, 450.0 * 0.92 * 0.85 * 0.5 * 0.9, 1e-9);  // size correction 0.9 past 256 MiB
+  // NVLS: 25 us, algbw = 5/6 busbw; Simple only.
+  const NcclView nv = h200_node(true);
+  const auto nvls = nccl_cost(nv, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kNvls, NcclProto::kSimple, 16);
+  ASSERT_TRUE(nvls);
+  EXPECT_NEAR(nvls->time_us, 25.0 + kGiB / (1000.0 * 450.0 * 5 / 6), 1e-6);
+  EXPECT_FALSE(nccl_cost(nv, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kNvls, NcclProto::kLL, 16));
+}
+
+TEST(NcclModel, SelectionPicksLLForTinyAndSimpleForLargeMessages) {
+  for (bool nvls : {false, true}) {
+    const NcclView v = h200_node(nvls);
+    const NcclChoice tiny = nccl_choose(v, CollectiveOp::kAllReduce, 8, NcclSettings{true, {}, {}, 0});
+    EXPECT_EQ(tiny.algo, NcclAlgo::kRing);
+    EXPECT_EQ(tiny.proto, NcclProto::kLL);
+    EXPECT_EQ(tiny.channels, 24);
+    const NcclChoice large = nccl_choose(v, CollectiveOp::kAllReduce, kGiB, NcclSettings{true, {}, {}, 0});
+    EXPECT_EQ(large.proto, NcclProto::kSimple);
+    EXPECT_EQ(large.algo, nvls ? NcclAlgo::kNvls : NcclAlgo::kRing);
+    EXPECT_EQ(large.channels, nvls ? 16 : 24);
+  }
+  // Forced like NCCL_PROTO: the cost model chooses among what is allowed.
+  const NcclChoice forced =
+      nccl_choose(h200_node(true), CollectiveOp::kAllReduce, kGiB, NcclSettings{true, NcclAlgo::kRing, NcclProto::kLL, 8});
+  EXPECT_EQ(forced.algo, NcclAlgo::kRing);
+  EXPECT_EQ(forced.proto, NcclProto::kLL);
+  EXPECT_EQ(forced.channels, 8);
+}
+
+TEST(NcclModel, RefusalsSayWhatWouldWork) {
+  const NcclView plain = h200_node(false);
+  auto why = nccl_unsupported(plain, CollectiveOp::kAllReduce, NcclAlgo::kNvls);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("nvls: true"), std::string::npos) << *why;
+  why = nccl_unsupported(plain, CollectiveOp::kAllGather, NcclAlgo::kTree);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("use ring"), std::string::npos) << *why;
+  EXPECT_THROW(nccl_choose(plain, CollectiveOp::kAllGather, 1024, NcclSettings{true, NcclAlgo::kTree, {}, 0}),
+               std::invalid_argument);
+}
+
+TEST(NcclPatterns, RingChannelsCrossNodesOnSuccessiveNics) {
+  // 2 nodes x 4 GPUs, 4 channels: channel c leaves node 0 from GPU c-1 for GPU c of node 1.
+  const Pattern p = nccl_ring_pattern(CollectiveOp::kAllReduce, 8, 4, 4);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].repeat, 14);
+  double total = 0.0;
+  int crossing = 0;
+  for (const PatternMessage& m : p.steps[0].messages) {
+    total += m.fraction;
+    if (m.src / 4 != m.dst / 4) {
+      ++crossing;
+      EXPECT_EQ(m.dst % 4, (m.src % 4 + 1) % 4);
+      EXPECT_NEAR(m.fraction, 1.0 / (4 * 8), 1e-12);
+    }
+  }
+  EXPECT_NEAR(total, 1.0, 1e-12);  // every member sends 1/n of the data per step
+  EXPECT_EQ(crossing, 8);          // 4 channels x 2 node boundaries
+}
+
+// Ring all-reduce on one 8-GPU node, per protocol: NCCL's latency (base +
+// 2(n-1) hops) + 2(n-1) route latencies + 2(n-1)/n S wire / B; channels
+// share the same NVSwitch ports, so their count does not change the time.
+TEST(NcclSimulation, RingOnOneNodeIsTheClosedForm) {
+  const double S = 256.0 * 1048576.0, B = 450e9, L = 500.0;  // ns per link
+  struct P { const char* name; double base, hop, wire; };
+  for (const P& p : {P{"simple", 8.4, 3.4, 1.0}, P{"ll", 6.6, 0.6, 2.0}, P{"ll128", 14.0, 1.9, 128.0 / 120.0}}) {
+    for (int channels : {1, 4, 24}) {
+      SCOPED_TRACE(std::string(p.name) + " channels " + std::to_string(channels));
+      const std::string extra = "  nccl: {algorithm: ring, protocol: " + std::string(p.name) +
+                                ", channels: " + std::to_string(channels) + "}\n";
+      const double expect_us = p.base + 14 * p.hop + 14 * 2 * L / 1000.0 + 14.0 / 8.0 * S * p.wire / B * 1e6;
+      EXPECT_NEAR(sim_us(nccl_yaml(8, 450, L, false, 1, 50, extra), CollectiveOp::kAllReduce, S), expect_us, 1e-3);
+    }
+  }
+}
+
+// NVLS: every GPU's switch up- and down-link carry (n+1)/n S, so
+// busbw = 2(n-1)/n S / t approaches 2(n-1)/(n+1) B = 700 GB/s on 8 GPUs.
+TEST(NcclSimulation, NvlsBusBandwidthApproachesItsFormula) {
+  const std::string yaml = nccl_yaml(8, 450, 500, true, 1, 50, "  nccl: {algorithm: nvls}\n");
+  const double S = 8.0 * kGiB;
+  const double t_us = sim_us(yaml, CollectiveOp::kAllReduce, S);
+  EXPECT_NEAR(t_us, 25.0 + 1.0 + 9.0 / 8.0 * S / 450e9 * 1e6, 1e-3);
+  const double busbw = 2.0 * 7 / 8 * S / (t_us * 1e3);
+  EXPECT_NEAR(busbw, 2.0 * 7 / 9 * 450, 0.005 * 700);
+}
+
+// Two nodes of 4 GPUs, one 50 GB/s NIC each: with 4 channels every NIC
+// carries one ring's crossing, so the ring runs at 4 x 50 GB/s; with one
+// channel all crossings share one NIC (4x slower). Latencies set to 0 leave
+// NCCL's: base + 12 intra hops + 2 network hops, x1.4 (Simple, multi-node).
+TEST(NcclSimulation, RingAcrossNodesUsesEveryNic) {
+  const double S = 64.0 * 1048576.0;
+  const double lat_us = (8.4 + 12 * 3.4 + 2 * 14.0) * 1.4;
+  for (int channels : {4, 1}) {
+    SCOPED_TRACE(channels);
+    const std::string extra = "  nccl: {algorithm: ring, protocol: simple, channels: " + std::to_string(channels) + "}\n";
+    const double nic_GBps = 50.0 * (channels == 4 ? 4 : 1);
+    EXPECT_NEAR(sim_us(nccl_yaml(4, 450, 0, false, 2, 50, extra), CollectiveOp::kAllReduce, S),
+                lat_us + 14.0 / 8.0 * S / (nic_GBps * 1e9) * 1e6, 1e-3);
+  }
+}
+
+// The tree runs across nodes (full simulation) and all-gather keeps ring.
+TEST(NcclSimulation, TreeAcrossNodesAndAllGatherRun) {
+  const std::string yaml = nccl_yaml(4, 450, 0, false, 4, 50, "  nccl: {algorithm: tree, protocol: simple}\n");
+  EXPECT_GT(sim_us(yaml, CollectiveOp::kAllReduce, 1048576.0), 0.0);
+  const std::string ring = nccl_yaml(8, 450, 0, false);
+  // All-gather, ring Simple at 1 GiB: 8.4 + 7 x 3.4 us + 7/8 S / B.
+  EXPECT_NEAR(sim_us(ring, CollectiveOp::kAllGather, kGiB), 8.4 + 7 * 3.4 + 7.0 / 8.0 * kGiB / 450e9 * 1e6, 1e-3);
+}
+
+class NcclCli : public test::CliTest {};
+
+TEST_F(NcclCli, ResultsNameWhatRan) {
+  const std::string p = write("p.yaml", nccl_yaml(8, 450, 500, true));
+  const test::CliRun r = expect_ok({"collective", "--platform", p, "--min-bytes", "8", "--max-bytes", "8GiB",
+                                    "--step-factor", "1024", "--json"});
+  const nlohmann::json j = parse_json(r.out);
+  ASSERT_EQ(j["results"].size(), 4u);
+  EXPECT_EQ(j["results"][0]["algorithm"], "ring");
+  EXPECT_EQ(j["results"][0]["protocol"], "ll");
+  EXPECT_EQ(j["results"][0]["channels"], 24);
+  EXPECT_EQ(j["results"][3]["algorithm"], "nvls");
+  EXPECT_EQ(j["results"][3]["protocol"], "simple");
+  EXPECT_EQ(j["results"][3]["channels"], 16);
+  const test::CliRun t = expect_ok({"collective", "--platform", p, "--bytes", "8", "--algo", "tree", "--proto", "ll128"});
+  EXPECT_NE(t.out.find("algorithm protocol channels"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("tree    ll128       24"), std::string::npos) << t.out;
+}
+
+TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
+  const std::string plain = write("plain.yaml", nccl_yaml(8, 450, 500, false));
+  expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--algo", "nvls"}, {"nvls: true", "use ring"});
+  expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--op", "all-gather", "--algo", "tree"},
+                   {"tree all-gather", "use ring"});
+  expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--proto", "ll256"}, {"--proto", "ll256"});
+  expect_bad_input({"collective", "--platform", "presets/ace-isca21.yaml", "--bytes", "1MiB", "--algo", "ring"},
+                   {"--algo", "--library nccl"});
+  const std::string ring_nvls = write("r.yaml", "topology:\n  - {kind: ring, npus: 4, bandwidth_GBps: 10, latency_ns: 0, nvls: true}\n");
+  expect_bad_input({"collective", "--platform", ring_nvls, "--bytes", "1MiB"}, {"nvls", "kind switch"});
+}
+
+}  // namespace
+}  // namespace acesim
