@@ -246,15 +246,14 @@ void CollectiveEngine::members(const Collective& c, int phase, long long instanc
 
 void CollectiveEngine::plan_nccl(Collective& c, std::span<const int> dims) {
   const NcclView view = nccl_view(topo_, dims);
+  if (view.nranks < 2) return;  // nothing to move: the usual empty plan
   c.nccl = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
   c.nccl_ppn = view.ppn;
   std::vector<int> spanned;
   for (int d : dims) {
     if (topo_.dim(d).npus > 1) spanned.push_back(d);
   }
-  if (view.nranks > 1) {
-    c.specs.push_back(PhaseSpec{c.req.op, algorithm("ring"), spanned, c.nccl->wire_factor, view.nranks});
-  }
+  c.specs.push_back(PhaseSpec{c.req.op, algorithm("ring"), spanned, c.nccl->wire_factor, view.nranks});
 }
 
 const TransferShape& CollectiveEngine::shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members) {

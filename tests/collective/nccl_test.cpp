@@ -175,6 +175,8 @@ TEST(NcclSimulation, TreeAcrossNodesAndAllGatherRun) {
   const std::string yaml = nccl_yaml(4, 450, 0, false, 4, 50, "  nccl: {algorithm: tree, protocol: simple}\n");
   EXPECT_GT(sim_us(yaml, CollectiveOp::kAllReduce, 1048576.0), 0.0);
   const std::string ring = nccl_yaml(8, 450, 0, false);
+  // One GPU: nothing to move.
+  EXPECT_EQ(sim_us(nccl_yaml(1, 450, 0, false), CollectiveOp::kAllReduce, 1048576.0), 0.0);
   // All-gather, ring Simple at 1 GiB: 8.4 + 7 x 3.4 us + 7/8 S / B.
   EXPECT_NEAR(sim_us(ring, CollectiveOp::kAllGather, kGiB), 8.4 + 7 * 3.4 + 7.0 / 8.0 * kGiB / 450e9 * 1e6, 1e-3);
 }
