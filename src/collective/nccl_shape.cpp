@@ -1,6 +1,7 @@
 #include "collective/nccl_shape.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -52,6 +53,32 @@ TransferShape nvls_shape(const Topology& topo, std::span<const Rank> members, bo
   return shape;
 }
 
+// A channel's ring is a pipeline, not a lock-step: each GPU forwards as soon
+// as its predecessor's slice arrives, so a step costs the ring's mean hop
+// latency (a node crossing every ppn hops), not its slowest hop's. NCCL's own
+// ring latency counts network hops the same way (2(nnodes-1) of 2(n-1) steps).
+void pipeline_ring_latency(const Topology& topo, const Pattern& pattern, std::span<const Rank> members,
+                           TransferShape& shape) {
+  std::vector<LinkId> route;
+  for (std::size_t i = 0; i < pattern.steps.size(); ++i) {
+    double weighted = 0.0;
+    double total = 0.0;
+    for (const PatternMessage& m : pattern.steps[i].messages) {
+      route.clear();
+      topo.route(members[m.src], members[m.dst], route);
+      TimePs lat = 0;
+      for (LinkId l : route) lat += topo.link(l).latency_ps;
+      weighted += m.fraction * static_cast<double>(lat);
+      total += m.fraction;
+    }
+    ShapeStep& st = shape.steps[i];
+    st.max_latency_ps = total > 0.0 ? static_cast<TimePs>(std::llround(weighted / total)) : 0;
+    double spb = 0.0;
+    for (const auto& point : st.frontier) spb = std::max(spb, point.second);
+    st.frontier.assign(1, {st.max_latency_ps, spb});
+  }
+}
+
 }  // namespace
 
 TransferShape nccl_shape(const Topology& topo, CollectiveOp op, const NcclChoice& choice, int ppn,
@@ -59,9 +86,12 @@ TransferShape nccl_shape(const Topology& topo, CollectiveOp op, const NcclChoice
   const int n = static_cast<int>(members.size());
   TransferShape shape;
   switch (choice.algo) {
-    case NcclAlgo::kRing:
-      shape = build_shape(topo, nccl_ring_pattern(op, n, ppn, choice.channels), members, with_messages);
+    case NcclAlgo::kRing: {
+      const Pattern ring = nccl_ring_pattern(op, n, ppn, choice.channels);
+      shape = build_shape(topo, ring, members, with_messages);
+      pipeline_ring_latency(topo, ring, members, shape);
       break;
+    }
     case NcclAlgo::kTree:
       shape = build_shape(topo, nccl_tree_pattern(n, ppn, choice.channels), members, with_messages);
       break;

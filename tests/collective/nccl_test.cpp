@@ -170,6 +170,17 @@ TEST(NcclSimulation, RingAcrossNodesUsesEveryNic) {
   }
 }
 
+// Link latencies across nodes: a ring is a pipeline, so each of its 14
+// steps costs the mean hop latency of a channel's ring: 6 hops inside a node
+// (2 x 500 ns) and 2 crossings (2 x 500 + 2 x 2000 ns): 2000 ns.
+TEST(NcclSimulation, RingStepsCostTheMeanHopLatency) {
+  std::string yaml = nccl_yaml(4, 450, 500, false, 2, 50, "  nccl: {algorithm: ring, protocol: simple, channels: 4}\n");
+  yaml.replace(yaml.find("latency_ns: 0"), 13, "latency_ns: 2000");
+  const double S = 64.0 * 1048576.0;
+  const double lat_us = (8.4 + 12 * 3.4 + 2 * 14.0) * 1.4 + 14 * 2.0;
+  EXPECT_NEAR(sim_us(yaml, CollectiveOp::kAllReduce, S), lat_us + 14.0 / 8.0 * S / 200e9 * 1e6, 1e-3);
+}
+
 // The tree runs across nodes (full simulation) and all-gather keeps ring.
 TEST(NcclSimulation, TreeAcrossNodesAndAllGatherRun) {
   const std::string yaml = nccl_yaml(4, 450, 0, false, 4, 50, "  nccl: {algorithm: tree, protocol: simple}\n");
