@@ -60,12 +60,28 @@ inline constexpr DimKind DimKind::kSwitch{"switch"};
 
 std::string_view to_string(DimKind kind);
 
+// A parameter of its kind's own (a fat-tree's leaf_size), as the platform
+// file gives it; the kind declares which it takes (topology_kinds.h).
+struct KindParam {
+  std::string name;
+  double value = 0.0;
+};
+
 struct DimensionSpec {
   DimKind kind = DimKind::kRing;
   int npus = 1;
   double bandwidth_GBps = 0.0;  // per link, per direction (10^9 bytes/s)
   double latency_ns = 0.0;      // per link traversal
   int links_per_neighbour = 1;  // parallel links between neighbours: bandwidth adds up
+  std::vector<KindParam> params = {};  // only those given; the kind has defaults for the rest
+
+  // The parameter's value, or `fallback` when the platform does not give it.
+  double param(std::string_view name, double fallback) const {
+    for (const KindParam& p : params) {
+      if (p.name == name) return p.value;
+    }
+    return fallback;
+  }
 };
 
 struct Link {
