@@ -74,6 +74,15 @@ TEST(Fabrics, FatTreeTwoTiersSpreadsByDestination) {
   EXPECT_EQ(t.link_name(r[1]), "dim0:leaf0->spine1");
   EXPECT_EQ(t.link(r[1]).bandwidth_Bps, 100e9);
   EXPECT_EQ(t.link_owner(r[1]), -1);
+  EXPECT_EQ(t.link(r[0]).latency_ps, 10000);
+  EXPECT_EQ(t.link(r[1]).latency_ps, 10000);
+  const Topology fast({fat_tree(8, 100, 10, {{"leaf_size", 4}, {"switch_latency_ns", 0.5}})});
+  r.clear();
+  fast.route(0, 5, r);
+  EXPECT_EQ(fast.link(r[0]).latency_ps, 10000);
+  EXPECT_EQ(fast.link(r[1]).latency_ps, 500);
+  EXPECT_EQ(fast.link(r[2]).latency_ps, 500);
+  EXPECT_EQ(fast.link(r[3]).latency_ps, 10000);
   // Oversubscription 3 on 4 NPUs per leaf: 2 uplinks of 4b/(3*2).
   const Topology t3({fat_tree(8, 100, 10, {{"leaf_size", 4}, {"oversubscription", 3}})});
   r.clear();

@@ -13,7 +13,9 @@
 //
 // Routes: shortest paths, spread as InfiniBand's d-mod-k routing does,
 // deterministically: to NPU j the uplink of a leaf is j mod A and the core
-// switch (j / A) mod pod_size. Every link has the dimension's latency.
+// switch (j / A) mod pod_size. An NPU's links have the dimension's latency
+// (its NIC and first switch); switch-to-switch links `switch_latency_ns`
+// (default: the same).
 //
 // Ids per group: 2 per NPU (up to its leaf, down), then 2 per leaf uplink
 // (up, down) leaf by leaf, then 2 per aggregation-to-core link; groups one
@@ -61,8 +63,9 @@ struct Geometry {
 
 class FatTreeFabric final : public DimensionFabric {
  public:
-  FatTreeFabric(int tiers, int leaf_size, double oversubscription, int pod_size)
-      : tiers_(tiers), leaf_size_(leaf_size), oversubscription_(oversubscription), pod_size_(pod_size) {}
+  FatTreeFabric(int tiers, int leaf_size, double oversubscription, int pod_size, double switch_latency_ns)
+      : tiers_(tiers), leaf_size_(leaf_size), oversubscription_(oversubscription), pod_size_(pod_size),
+        switch_latency_ns_(switch_latency_ns) {}
 
   LinkId num_links(const DimPlace& p) const override {
     return static_cast<LinkId>(p.num_groups()) * geometry(p.npus()).per_group();
@@ -94,6 +97,7 @@ class FatTreeFabric final : public DimensionFabric {
     }
     Link l = down ? p.make_link(hi, lo) : p.make_link(lo, hi);
     l.bandwidth_Bps *= share;
+    if (hi >= p.node_base && lo >= p.node_base && switch_latency_ns_ >= 0.0) l.latency_ps = ns_to_ps(switch_latency_ns_);
     return l;
   }
 
@@ -148,6 +152,7 @@ class FatTreeFabric final : public DimensionFabric {
   int leaf_size_;
   double oversubscription_;
   int pod_size_;
+  double switch_latency_ns_;  // < 0: the dimension's
 };
 
 }  // namespace
@@ -164,10 +169,12 @@ void register_fat_tree_kind(TopologyKindRegistry& registry) {
       {"leaf_size", "NPUs per leaf switch (default 32: half the ports of a 64-port switch)", 1, 1 << 20, true},
       {"oversubscription", "a leaf's downlink capacity over its uplink capacity (default 1)", 1, 1024, false},
       {"pod_size", "leaves per pod with 3 tiers (default 32)", 1, 1 << 20, true},
+      {"switch_latency_ns", "latency of a switch-to-switch link (default: the dimension's latency_ns)", 0, 1e9, false},
   };
   e.build = [](const DimensionSpec& s) {
     return std::make_shared<const FatTreeFabric>(static_cast<int>(s.param("tiers", 2)), static_cast<int>(s.param("leaf_size", 32)),
-                                                 s.param("oversubscription", 1.0), static_cast<int>(s.param("pod_size", 32)));
+                                                 s.param("oversubscription", 1.0), static_cast<int>(s.param("pod_size", 32)),
+                                                 s.param("switch_latency_ns", -1.0));
   };
   registry.add(std::move(e));
 }
