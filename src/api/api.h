@@ -33,6 +33,7 @@ struct PlatformRequest {
   std::string granularity;
   std::string executor;
   std::optional<int> chunks;  // taken as given: max_chunk_bytes no longer applies
+  std::optional<long long> nodes;  // the node dimension's size (node-based platforms only)
   bool full = false;          // simulate every rank even when one could stand for all
   bool check = false;         // check expensive invariants while running
   bool astra() const { return !astra_network.empty(); }

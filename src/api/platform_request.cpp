@@ -86,10 +86,15 @@ PlatformConfig read_platform(const PlatformRequest& o) {
                                              : "--network needs --system (ASTRA-sim inputs come as a pair)");
   }
   if (!o.file.empty()) {
-    // A file that exists wins; otherwise a preset of that name.
+    // A file that exists wins; otherwise a preset of that name (a folder of
+    // that name, such as the checkout's ace-isca21/, is no platform file).
     std::error_code ec;
-    if (!std::filesystem::exists(o.file, ec)) {
+    if (!std::filesystem::is_regular_file(o.file, ec)) {
       if (const PlatformPreset* preset = preset_registry().find(o.file)) return load_preset(*preset);
+      // A bare name is meant as a preset: say which exist.
+      if (o.file.find('/') == std::string::npos && o.file.find('.') == std::string::npos) {
+        throw InputError("--platform: no file '" + o.file + "' and " + preset_registry().unknown(o.file));
+      }
     }
     return load_platform_file(o.file);
   }
@@ -117,6 +122,7 @@ PlatformConfig load_platform(const PlatformRequest& o) {
     platform.npu.executor = e->name;
   }
   platform.check = o.check;
+  if (o.nodes) set_nodes(platform, *o.nodes, "--nodes");
   if (o.chunks) {
     if (*o.chunks < 1 || *o.chunks > limits::kMaxChunks) {
       throw InputError("--chunks: must be an integer in 1..1000000, got " + std::to_string(*o.chunks));

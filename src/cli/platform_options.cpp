@@ -25,6 +25,8 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
                       " (overrides the platform; ASTRA-sim inputs default to ideal)")
       ->check(non_empty());
   o.chunks_option = app->add_option("--chunks", o.chunks, "chunks per collective (overrides the platform)");
+  o.nodes_option = app->add_option("--nodes", o.nodes,
+                                   "nodes of a node-based platform (any N >= 1; the size of its `nodes: true` dimension)");
   app->add_flag("--full", o.full, "simulate every rank, even when one representative rank could stand for all");
   app->add_flag("--check", o.check, "check expensive invariants while running (slower)");
 }
@@ -38,6 +40,7 @@ api::PlatformRequest platform_request(const PlatformOptions& o) {
   r.granularity = o.granularity;
   r.executor = o.executor;
   if (o.chunks_option != nullptr && o.chunks_option->count() > 0) r.chunks = o.chunks;
+  if (o.nodes_option != nullptr && o.nodes_option->count() > 0) r.nodes = o.nodes;
   r.full = o.full;
   r.check = o.check;
   return r;

@@ -21,6 +21,8 @@ struct PlatformOptions {
   std::string executor;
   int chunks = 0;
   CLI::Option* chunks_option = nullptr;
+  long long nodes = 0;
+  CLI::Option* nodes_option = nullptr;
   bool full = false;  // simulate every rank even when one could stand for all
   bool check = false;  // check expensive invariants while running
 };

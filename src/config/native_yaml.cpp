@@ -21,16 +21,41 @@ namespace {
 
 using limits::kMaxDelayNs;
 
+// The kind's own keys that the dimension gives, each in its declared range.
+std::vector<KindParam> read_kind_params(const YAML::Node& node, const TopologyKindEntry& kind, const std::string& file,
+                                        const std::string& path) {
+  std::vector<KindParam> out;
+  for (const KindParamSpec& ps : kind.params) {
+    const YAML::Node v = node[ps.name];
+    if (!v) continue;
+    const std::string at = path + "." + ps.name;
+    const double x = ps.integer ? static_cast<double>(yaml::integer(v, file, at)) : yaml::number(v, file, at);
+    if (!(x >= ps.min && x <= ps.max)) {
+      std::ostringstream ss;
+      ss << "must be " << (ps.integer ? "an integer " : "") << "in " << ps.min << ".." << ps.max << ", got " << v.Scalar();
+      throw_input_error(file, yaml::line_of(v), at, ss.str());
+    }
+    out.push_back({ps.name, x});
+  }
+  return out;
+}
+
 DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, const std::string& path) {
   using namespace yaml;
-  check_map(node, file, path, {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour", "nvls"});
-  for (const char* k : {"kind", "npus", "bandwidth_GBps", "latency_ns"}) require(node, k, file, path);
+  // The kind decides which keys are allowed: read it first.
+  if (!node.IsMap()) throw_input_error(file, line_of(node), path, "expected a map of keys");
+  require(node, "kind", file, path);
   DimensionSpec d;
   const std::string kind = scalar(node["kind"], file, path + ".kind");
   const TopologyKindRegistry& kinds = topology_kind_registry();
   const TopologyKindEntry* k = kinds.find(kind);
   if (!k) throw_input_error(file, line_of(node["kind"]), path + ".kind", "unknown kind '" + kind + "'" + suggestion(kind, kinds.names()));
+  std::vector<std::string> keys = {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour", "nodes", "nvls"};
+  for (const KindParamSpec& ps : k->params) keys.push_back(ps.name);
+  check_map(node, file, path, keys);
+  for (const char* key : {"npus", "bandwidth_GBps", "latency_ns"}) require(node, key, file, path);
   d.kind = DimKind(k->name);
+  d.params = read_kind_params(node, *k, file, path);
   const long long npus = integer(node["npus"], file, path + ".npus");
   if (npus < 1 || npus > limits::kMaxNpusPerDimension) {
     throw_input_error(file, line_of(node["npus"]), path + ".npus",
@@ -354,7 +379,15 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
   if (topo.size() > static_cast<std::size_t>(limits::kMaxDimensions)) throw_input_error(file, line_of(topo), "topology", "at most 16 dimensions are supported");
   long long total = 1;
   for (std::size_t i = 0; i < topo.size(); ++i) {
-    pc.dims.push_back(read_dimension(topo[i], file, "topology[" + std::to_string(i) + "]"));
+    const std::string at = "topology[" + std::to_string(i) + "]";
+    pc.dims.push_back(read_dimension(topo[i], file, at));
+    if (topo[i]["nodes"] && boolean(topo[i]["nodes"], file, at + ".nodes")) {
+      if (pc.nodes_dim >= 0) {
+        throw_input_error(file, line_of(topo[i]["nodes"]), at + ".nodes",
+                          "topology[" + std::to_string(pc.nodes_dim) + "] counts the nodes already (one dimension may)");
+      }
+      pc.nodes_dim = static_cast<int>(i);
+    }
     total *= pc.dims.back().npus;
     if (total > limits::kMaxNpus) {
       throw_input_error(file, line_of(topo[i]), "topology", "more than 16777216 NPUs in total");

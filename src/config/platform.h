@@ -29,6 +29,9 @@ struct WorkloadConfig {
 struct PlatformConfig {
   std::string source;  // where it came from, for reports
   std::vector<DimensionSpec> dims;
+  // The dimension whose size is the number of nodes (`nodes: true` in the
+  // YAML; what --nodes sets); -1 when the platform has no node notion.
+  int nodes_dim = -1;
   NetworkConfig network;
   CollectiveConfig collectives;
   NpuConfig npu;
@@ -57,6 +60,11 @@ PlatformConfig load_astra_platform(const std::string& network_yml, const std::st
 // The same from texts; the names are used in messages.
 PlatformConfig parse_astra_platform(std::string_view network_text, const std::string& network_name,
                                     const std::string& system_text, const std::string& system_name);
+
+// Sets the number of nodes (the size of platform.nodes_dim) and checks that
+// every collective the platform configures still runs on it. Throws
+// InputError naming `flag` (--nodes) and what would work.
+void set_nodes(PlatformConfig& platform, long long nodes, const std::string& flag);
 
 // Reads a whole file; throws InputError naming it when it cannot.
 std::string read_text_file(const std::string& path);

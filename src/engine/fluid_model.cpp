@@ -103,7 +103,7 @@ ActivityId FluidModel::start(TimePs now, const ActivitySpec& spec, std::span<con
     a.usage.push_back(u);
     Resource& r = resources_[u.resource];
     a.position.push_back(static_cast<std::uint32_t>(r.users.size()));
-    r.users.push_back(idx);
+    r.users.push_back({idx, static_cast<std::uint32_t>(a.usage.size() - 1)});
     if (fits) {
       r.used += r.load * ps_to_seconds(now - r.last_change);
       r.last_change = now;
@@ -140,18 +140,10 @@ void FluidModel::detach(std::uint32_t idx, TimePs now) {
     r.last_change = now;
     r.load = std::max(0.0, r.load - a.rate * a.usage[k].amount_per_unit);
     const std::uint32_t pos = a.position[k];
-    const std::uint32_t moved = r.users.back();
+    const Resource::User moved = r.users.back();
     r.users[pos] = moved;
     r.users.pop_back();
-    if (moved != idx) {
-      Activity& m = activities_[moved];
-      for (std::size_t j = 0; j < m.usage.size(); ++j) {
-        if (m.usage[j].resource == a.usage[k].resource) {
-          m.position[j] = pos;
-          break;
-        }
-      }
-    }
+    if (moved.activity != idx) activities_[moved.activity].position[moved.slot] = pos;
     if (saturated) mark_dirty(a.usage[k].resource);
   }
   a.alive = false;
@@ -225,8 +217,8 @@ void FluidModel::schedule_completion(std::uint32_t idx, TimePs now) {
 void FluidModel::check_capacities() const {
   for (const Resource& r : resources_) {
     double load = 0.0;
-    for (std::uint32_t ai : r.users) {
-      const Activity& a = activities_[ai];
+    for (const Resource::User& user : r.users) {
+      const Activity& a = activities_[user.activity];
       for (const Usage& u : a.usage) {
         if (&resources_[u.resource] == &r) load += u.amount_per_unit * a.rate;
       }
@@ -279,7 +271,8 @@ void FluidModel::collect_component(std::uint32_t seed) {
   resources_[seed].stamp = stamp_;
   comp_res_.push_back(seed);
   for (std::size_t i = 0; i < comp_res_.size(); ++i) {
-    for (std::uint32_t ai : resources_[comp_res_[i]].users) {
+    for (const Resource::User& user : resources_[comp_res_[i]].users) {
+      const std::uint32_t ai = user.activity;
       Activity& a = activities_[ai];
       if (a.stamp == stamp_) continue;
       a.stamp = stamp_;
@@ -385,7 +378,7 @@ void FluidModel::fill_class(std::size_t begin, std::size_t end) {
     for (ResourceId r : tied_) {
       const auto& users = resources_[r].users;
       for (std::size_t k = 0; k < users.size(); ++k) {
-        const std::uint32_t ai = users[k];
+        const std::uint32_t ai = users[k].activity;
         Activity& a = activities_[ai];
         if (a.fixed || a.priority_class != cls) continue;
         fix(ai, best);

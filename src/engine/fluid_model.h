@@ -107,7 +107,14 @@ class FluidModel {
   struct Resource {
     std::string name;
     double capacity = 0.0;
-    std::vector<std::uint32_t> users;  // indices of active activities using it
+    // Active activities using it, each with this resource's index in its
+    // usage: a departing user's place goes to the last one without searching
+    // that one's usage (an activity of a full run can use thousands of links).
+    struct User {
+      std::uint32_t activity;
+      std::uint32_t slot;
+    };
+    std::vector<User> users;
     double load = 0.0;                 // current consumption, units/s
     double used = 0.0;                 // integral of load up to last_change
     TimePs last_change = 0;

@@ -20,6 +20,7 @@ std::string describe_platform(const PlatformConfig& p) {
     n *= s.npus;
     dims += fmt::format("{}{} {} x{} {:g} GB/s {:g} ns", d ? ", " : "", to_string(s.kind), s.npus,
                         s.links_per_neighbour, s.bandwidth_GBps, s.latency_ns);
+    for (const KindParam& kp : s.params) dims += fmt::format(" {} {:g}", kp.name, kp.value);
   }
   const std::string executor = describe_executor(p.npu);
   std::string chunking = fmt::format("{} chunks", p.collectives.chunks);

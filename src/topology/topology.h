@@ -60,6 +60,13 @@ inline constexpr DimKind DimKind::kSwitch{"switch"};
 
 std::string_view to_string(DimKind kind);
 
+// A parameter of its kind's own (a fat-tree's leaf_size), as the platform
+// file gives it; the kind declares which it takes (topology_kinds.h).
+struct KindParam {
+  std::string name;
+  double value = 0.0;
+};
+
 struct DimensionSpec {
   DimKind kind = DimKind::kRing;
   int npus = 1;
@@ -68,6 +75,15 @@ struct DimensionSpec {
   int links_per_neighbour = 1;  // parallel links between neighbours: bandwidth adds up
   // A switch that reduces in the switch (NVLink SHARP): NCCL's NVLS runs on it.
   bool nvls = false;
+  std::vector<KindParam> params = {};  // only those given; the kind has defaults for the rest
+
+  // The parameter's value, or `fallback` when the platform does not give it.
+  double param(std::string_view name, double fallback) const {
+    for (const KindParam& p : params) {
+      if (p.name == name) return p.value;
+    }
+    return fallback;
+  }
 };
 
 struct Link {

@@ -6,11 +6,15 @@ namespace acesim {
 void register_ring_kind(TopologyKindRegistry& registry);
 void register_fully_connected_kind(TopologyKindRegistry& registry);
 void register_switch_kind(TopologyKindRegistry& registry);
+void register_rail_kind(TopologyKindRegistry& registry);
+void register_fat_tree_kind(TopologyKindRegistry& registry);
 
 void register_builtin_topology_kinds(TopologyKindRegistry& registry) {
   register_ring_kind(registry);
   register_fully_connected_kind(registry);
   register_switch_kind(registry);
+  register_rail_kind(registry);
+  register_fat_tree_kind(registry);
 }
 
 TopologyKindRegistry& topology_kind_registry() {

@@ -17,6 +17,16 @@
 
 namespace acesim {
 
+// A parameter a kind takes besides npus, bandwidth and latency: a key of its
+// dimension in the platform YAML (the reader checks the range).
+struct KindParamSpec {
+  std::string name;
+  std::string help;
+  double min = 0.0;
+  double max = 0.0;
+  bool integer = true;
+};
+
 struct TopologyKindEntry : RegistryEntryBase {
   // ASTRA-sim's spelling in its network files ("FullyConnected"); empty
   // when ASTRA-sim has no such kind (its inputs may not name it).
@@ -24,6 +34,8 @@ struct TopologyKindEntry : RegistryEntryBase {
   // The collective algorithm a dimension of this kind runs unless the
   // platform says otherwise (a name of algorithm_registry(); docs/model.md).
   std::string default_algorithm = "direct";
+  // Its own keys (none for ring, fully-connected and switch).
+  std::vector<KindParamSpec> params;
   // The fabric of one dimension of this kind. The spec is checked already
   // (npus >= 1, bandwidth > 0, latency >= 0); throw std::invalid_argument
   // for what this kind cannot build.

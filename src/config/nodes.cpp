@@ -1,0 +1,68 @@
+// --nodes: the size of a node-based platform's node dimension.
+#include <string>
+#include <vector>
+
+#include "algorithm/algorithm.h"
+#include "collective/plan.h"
+#include "config/input_error.h"
+#include "config/limits.h"
+#include "config/platform.h"
+#include "config/presets.h"
+
+namespace acesim {
+namespace {
+
+// The built-in presets that have a node dimension, for the message that
+// refuses --nodes elsewhere.
+std::string node_presets() {
+  std::string names;
+  for (const PlatformPreset& p : preset_registry().entries()) {
+    if (load_preset(p).nodes_dim < 0) continue;
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  return names;
+}
+
+// Why a collective the platform configures cannot run on its topology (a
+// power-of-two algorithm on a node count that is not one), or "".
+std::string unrunnable(const PlatformConfig& platform) {
+  const Topology topo(platform.dims);
+  std::vector<int> all;
+  for (int d = 0; d < topo.num_dims(); ++d) all.push_back(d);
+  for (CollectiveOp op : kAllCollectiveOps) {
+    const OpConfig& oc = platform.collectives.op(op);
+    if (oc.plan == PlanKind::kFlat) {
+      if (auto why = unsupported_reason(op, oc.flat, topo.num_npus())) return std::string(to_string(op)) + ": " + *why;
+      continue;
+    }
+    for (const PhaseSpec& ph : build_plan(op, oc, topo, all)) {
+      if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) return std::string(to_string(op)) + ": " + *why;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+void set_nodes(PlatformConfig& platform, long long nodes, const std::string& flag) {
+  if (nodes < 1 || nodes > limits::kMaxNpusPerDimension) {
+    throw InputError(flag + ": must be an integer in 1..1048576, got " + std::to_string(nodes));
+  }
+  if (platform.nodes_dim < 0) {
+    throw InputError(flag + ": " + platform.source + " has no node dimension; use a node-based preset (" + node_presets() +
+                     ") or mark a dimension `nodes: true` in a platform file");
+  }
+  long long total = nodes;
+  for (std::size_t d = 0; d < platform.dims.size(); ++d) {
+    if (static_cast<int>(d) != platform.nodes_dim) total *= platform.dims[d].npus;
+  }
+  if (total > limits::kMaxNpus) {
+    throw InputError(flag + ": " + std::to_string(nodes) + " nodes make " + std::to_string(total) + " NPUs, more than 16777216");
+  }
+  platform.dims[static_cast<std::size_t>(platform.nodes_dim)].npus = static_cast<int>(nodes);
+  if (const std::string why = unrunnable(platform); !why.empty()) {
+    throw InputError(flag + ": " + std::to_string(nodes) + " nodes: " + why + " (choose another algorithm in the platform file)");
+  }
+}
+
+}  // namespace acesim

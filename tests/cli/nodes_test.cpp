@@ -1,0 +1,90 @@
+// Platforms by name and --nodes: the node-based presets, every number of
+// theirs with a source, the node count on collective, run and characterize,
+// and the one-line errors for what cannot work.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "api/api.h"
+#include "cli_runner.h"
+#include "config/input_error.h"
+#include "config/presets.h"
+
+namespace {
+
+class Nodes : public acesim::test::CliTest {};
+
+const std::vector<std::string> kNodePresets = {"hgx-a100", "hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72"};
+
+TEST(NodePresets, EachHasANodeDimensionAndTheDatasheetBandwidths) {
+  using acesim::PlatformConfig;
+  struct Want {
+    std::string name;
+    int per_node;
+    double nvlink;
+    double nic;
+  };
+  for (const Want& w : std::vector<Want>{{"hgx-a100", 8, 300, 25},
+                                         {"hgx-h100", 8, 450, 50},
+                                         {"hgx-h200", 8, 450, 50},
+                                         {"hgx-b200", 8, 900, 50},
+                                         {"gb200-nvl72", 72, 900, 50}}) {
+    const PlatformConfig p = acesim::load_preset(acesim::preset_registry().get(w.name));
+    ASSERT_EQ(p.dims.size(), 2u) << w.name;
+    EXPECT_EQ(p.nodes_dim, 1) << w.name;
+    EXPECT_EQ(p.dims[0].npus, w.per_node) << w.name;
+    EXPECT_EQ(p.dims[0].bandwidth_GBps, w.nvlink) << w.name;
+    EXPECT_EQ(p.dims[1].kind.name(), "rail") << w.name;
+    EXPECT_EQ(p.dims[1].bandwidth_GBps, w.nic) << w.name;
+  }
+  for (const char* name : {"default", "ace-isca21"}) {
+    EXPECT_EQ(acesim::load_preset(acesim::preset_registry().get(name)).nodes_dim, -1) << name;
+  }
+}
+
+// Every line of a node preset that sets a number says where it comes from
+// (a comment: a source, "assumption" or "calibration constant").
+TEST(NodePresets, EveryNumberHasAComment) {
+  const std::regex number_line(R"(^\s*-?\s*[A-Za-z_-]+:\s*[-+]?[0-9])");
+  for (const std::string& name : kNodePresets) {
+    std::ifstream in(acesim::test::source_dir() + "/presets/" + name + ".yaml");
+    ASSERT_TRUE(in) << name;
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (std::regex_search(line, number_line)) {
+        EXPECT_NE(line.find('#'), std::string::npos) << name << ":" << n << ": " << line;
+      }
+    }
+  }
+}
+
+TEST_F(Nodes, SetsTheNodeCountOnEveryCommand) {
+  for (const std::string n : {"1", "3", "5"}) {
+    const auto r = expect_ok({"collective", "--platform", "hgx-h100", "--nodes", n, "--op", "all-reduce", "--bytes", "1MiB", "--json"});
+    const nlohmann::json j = parse_json(r.out);
+    EXPECT_EQ(j["results"][0]["ranks"], 8 * std::stoi(n)) << r.out;
+    EXPECT_EQ(j["results"][0]["simulated_ranks"], 1) << r.out;  // rails keep the platform symmetric
+  }
+  const auto gb = expect_ok({"collective", "--platform", "gb200-nvl72", "--nodes", "2", "--bytes", "1MiB", "--json"});
+  EXPECT_EQ(parse_json(gb.out)["results"][0]["ranks"], 144);
+  const auto run = expect_ok({"run", "--platform", "hgx-h200", "--nodes", "2", "--model", "gpt"});
+  EXPECT_NE(run.out.find("16 NPUs"), std::string::npos) << run.out;
+  expect_ok({"characterize", "traffic", "--platform", "hgx-b200", "--nodes", "3"});
+}
+
+TEST_F(Nodes, RefusesWhatCannotWork) {
+  expect_bad_input({"collective", "--platform", "hgx-h100", "--nodes", "0"}, {"--nodes", "1..1048576", "got 0"});
+  expect_bad_input({"collective", "--platform", "hgx-h100", "--nodes", "-3"}, {"--nodes"});
+  expect_bad_input({"collective", "--platform", "ace-isca21", "--nodes", "2"},
+                   {"--nodes", "ace-isca21", "no node dimension", "hgx-h100", "gb200-nvl72"});
+  expect_bad_input({"run", "--nodes", "2"}, {"--nodes", "default.yaml", "no node dimension"});
+  expect_bad_input({"collective", "--platform", "hgx-h10"}, {"--platform", "'hgx-h10'", "did you mean 'hgx-h100'"});
+  expect_bad_input({"characterize", "units", "--platform", "gb200nvl72x"}, {"--platform", "did you mean 'gb200-nvl72'"});
+}
+
+}  // namespace
