@@ -1,5 +1,6 @@
 // `acesim reproduce STUDY`: ace-isca21 (the ACE paper's evaluation, on all
-// cores) or astra-sim-2.0 (ASTRA-sim's example microbenchmarks side by side).
+// cores), astra-sim-2.0 (ASTRA-sim's example microbenchmarks side by side)
+// or nccl-tests (the GPU presets against published nccl-tests tables).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"
 #include "reproduce/astra_microbenchmarks.h"
+#include "reproduce/nccl_tests.h"
 
 namespace acesim::cli {
 namespace {
@@ -51,10 +53,20 @@ int run_astra(const Options& o) {
   return kExitOk;
 }
 
+int run_nccl_study(const Options& o) {
+  const std::string out = o.out.empty() ? "nccl-tests" : o.out;
+  const std::vector<NcclTestsTable> tables = run_nccl_tests(o.data);
+  write_nccl_tests(tables, out);
+  std::printf("%s", nccl_tests_tables(tables).c_str());
+  std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int run(const Options& o) {
   if (o.study == "astra-sim-2.0") return run_astra(o);
+  if (o.study == "nccl-tests") return run_nccl_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -95,10 +107,11 @@ int run(const Options& o) {
 std::function<int()> add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
-      "reproduce", "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0 (docs/validation.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0")->required();
+      "reproduce",
+      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0 and nccl-tests (docs/validation.md)");
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
-  c->add_option("--data", o->data, "astra-sim-2.0: the repository's test data directory")->capture_default_str();
+  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests: the repository's test data directory")->capture_default_str();
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
   c->add_option("--workloads", o->workloads, "from resnet50,gnmt,dlrm (default: all)");

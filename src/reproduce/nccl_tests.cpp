@@ -1,0 +1,197 @@
+#include "reproduce/nccl_tests.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "collective/nccl_model.h"
+#include "config/input_error.h"
+#include "config/platform.h"
+#include "config/presets.h"
+#include "driver/collective_run.h"
+
+namespace acesim {
+namespace {
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> f;
+  std::stringstream ss(line);
+  std::string item;
+  while (std::getline(ss, item, ',')) f.push_back(item);
+  if (!line.empty() && line.back() == ',') f.emplace_back();
+  return f;
+}
+
+double number(const std::string& text, const std::string& where) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(where + ": '" + text + "' is not a number");
+}
+
+// nccl-tests' bus bandwidth factor for n ranks.
+double bus_factor(CollectiveOp op, double n) {
+  return op == CollectiveOp::kAllReduce ? 2.0 * (n - 1) / n : (n - 1) / n;
+}
+
+// The table's rows: bus bandwidth from its time where it prints one (more
+// digits than its rounded busbw column at small sizes), else its busbw.
+void read_table(NcclTestsTable& t, const std::string& path, CollectiveOp op, double ranks) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open");
+  std::string line;
+  int line_no = 0;
+  bool header = true;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const std::string where = fmt::format("{}:{}", path, line_no);
+    if (line.rfind("# source:", 0) == 0) t.source = line.substr(10);
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {  // size_bytes,time_us,algbw_GBps,busbw_GBps
+      header = false;
+      continue;
+    }
+    const std::vector<std::string> f = split(line);
+    if (f.size() != 4) throw InputError(where + ": expected 4 fields (size_bytes,time_us,algbw_GBps,busbw_GBps)");
+    NcclTestsRow r;
+    r.bytes = number(f[0], where);
+    if (!f[1].empty() && number(f[1], where) > 0.0) {
+      r.measured_busbw_GBps = r.bytes / (number(f[1], where) * 1e3) * bus_factor(op, ranks);
+    } else if (!f[3].empty()) {
+      r.measured_busbw_GBps = number(f[3], where);
+    }
+    if (r.measured_busbw_GBps > 0.0) t.rows.push_back(r);
+  }
+  if (t.rows.empty()) throw InputError(path + ": no rows with a bus bandwidth");
+}
+
+PlatformConfig platform_for(const NcclTestsTable& t, const std::string& where, int channels) {
+  const PlatformPreset* preset = preset_registry().find(t.platform);
+  if (preset == nullptr) throw InputError(where + ": unknown preset '" + t.platform + "'");
+  PlatformConfig p = load_preset(*preset);
+  set_nodes(p, t.nodes, where + ": nodes");
+  if (t.algo != "auto") {
+    if (!p.collectives.nccl.enabled) throw InputError(where + ": preset '" + t.platform + "' does not run NCCL's model");
+    p.collectives.nccl.algo = parse_nccl_algo(t.algo);
+    if (!p.collectives.nccl.algo) throw InputError(where + ": unknown NCCL algorithm '" + t.algo + "'");
+  }
+  if (channels > 0) p.collectives.nccl.channels = channels;
+  return p;
+}
+
+NcclTestsTable run_table(const std::vector<std::string>& f, const std::string& dir, const std::string& where) {
+  NcclTestsTable t;
+  t.file = f[0];
+  t.title = f[1];
+  t.platform = f[2];
+  t.nodes = static_cast<long long>(number(f[3], where));
+  t.op = f[4];
+  t.algo = f[5];
+  const int channels = static_cast<int>(number(f[6], where));
+  const std::optional<CollectiveOp> op = parse_collective_op(t.op);
+  if (!op) throw InputError(where + ": unknown collective '" + t.op + "'");
+  const PlatformConfig p = platform_for(t, where, channels);
+  double ranks = 1;
+  for (const DimensionSpec& d : p.dims) ranks *= d.npus;
+  read_table(t, dir + "/" + t.file, *op, ranks);
+  CollectiveRequestSpec spec;
+  spec.op = *op;
+  for (NcclTestsRow& r : t.rows) {
+    const CollectiveResult res = run_collective(p, spec, static_cast<std::uint64_t>(r.bytes));
+    r.acesim_busbw_GBps = res.busbw_GBps;
+    r.algorithm = res.algorithm;
+    r.protocol = res.protocol;
+  }
+  return t;
+}
+
+std::string size_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return fmt::format("{:g} {}", bytes, units[u]);
+}
+
+}  // namespace
+
+double NcclTestsTable::geomean_error() const {
+  double sum = 0.0;
+  for (const NcclTestsRow& r : rows) sum += std::abs(std::log(r.acesim_busbw_GBps / r.measured_busbw_GBps));
+  return rows.empty() ? 0.0 : std::exp(sum / static_cast<double>(rows.size())) - 1.0;
+}
+
+std::vector<NcclTestsTable> run_nccl_tests(const std::string& data_dir) {
+  const std::string dir = data_dir + "/nccl-tests";
+  const std::string index = dir + "/index.csv";
+  std::ifstream in(index);
+  if (!in) throw InputError(index + ": cannot open (give --data DIR, the repository's tests/data)");
+  std::vector<NcclTestsTable> out;
+  std::string line;
+  int line_no = 0;
+  bool header = true;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    const std::string where = fmt::format("{}:{}", index, line_no);
+    const std::vector<std::string> f = split(line);
+    if (f.size() != 7) throw InputError(where + ": expected 7 fields (file,table,platform,nodes,op,algo,channels)");
+    out.push_back(run_table(f, dir, where));
+  }
+  if (out.empty()) throw InputError(index + ": no tables");
+  return out;
+}
+
+std::string nccl_tests_tables(const std::vector<NcclTestsTable>& tables) {
+  std::string out = "| published table | acesim | sizes | geomean error |\n|---|---|---:|---:|\n";
+  for (const NcclTestsTable& t : tables) {
+    std::string how = fmt::format("`--platform {} --nodes {}", t.platform, t.nodes);
+    if (t.algo != "auto") how += " --algo " + t.algo;
+    how += "`";
+    out += fmt::format("| {} | {} | {} | {:.1f}% |\n", t.title, how, t.rows.size(), 100.0 * t.geomean_error());
+  }
+  for (const NcclTestsTable& t : tables) {
+    out += fmt::format("\n**{}** ({}; `tests/data/nccl-tests/{}`)\n\n", t.title, t.source, t.file);
+    out += "| size | measured busbw (GB/s) | acesim busbw (GB/s) | acesim ran | error |\n|---:|---:|---:|---|---:|\n";
+    for (const NcclTestsRow& r : t.rows) {
+      const std::string ran = r.algorithm.empty() ? "platform plan" : r.algorithm + "/" + r.protocol;
+      out += fmt::format("| {} | {:.2f} | {:.2f} | {} | {:+.1f}% |\n", size_text(r.bytes), r.measured_busbw_GBps,
+                         r.acesim_busbw_GBps, ran, 100.0 * r.error());
+    }
+  }
+  return out;
+}
+
+void write_nccl_tests(const std::vector<NcclTestsTable>& tables, const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
+  std::ofstream csv(out_dir + "/results.csv");
+  if (!csv) throw InputError(out_dir + "/results.csv: cannot write");
+  csv << "table,platform,nodes,op,algo,size_bytes,measured_busbw_GBps,acesim_busbw_GBps,acesim_algorithm,"
+         "acesim_protocol,error\n";
+  for (const NcclTestsTable& t : tables) {
+    for (const NcclTestsRow& r : t.rows) {
+      csv << fmt::format("\"{}\",{},{},{},{},{:.0f},{:.4f},{:.4f},{},{},{:.5f}\n", t.title, t.platform, t.nodes, t.op,
+                         t.algo, r.bytes, r.measured_busbw_GBps, r.acesim_busbw_GBps, r.algorithm, r.protocol,
+                         r.error());
+    }
+  }
+  std::ofstream md(out_dir + "/report.md");
+  if (!md) throw InputError(out_dir + "/report.md: cannot write");
+  md << "# acesim against published nccl-tests measurements\n\n" << nccl_tests_tables(tables);
+}
+
+}  // namespace acesim
