@@ -217,7 +217,7 @@ TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
   expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--op", "all-gather", "--algo", "tree"},
                    {"tree all-gather", "use ring"});
   expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--proto", "ll256"}, {"--proto", "ll256"});
-  expect_bad_input({"collective", "--platform", "presets/ace-isca21.yaml", "--bytes", "1MiB", "--algo", "ring"},
+  expect_bad_input({"collective", "--platform", "ace-isca21", "--bytes", "1MiB", "--algo", "ring"},
                    {"--algo", "--library nccl"});
   const std::string ring_nvls = write("r.yaml", "topology:\n  - {kind: ring, npus: 4, bandwidth_GBps: 10, latency_ns: 0, nvls: true}\n");
   expect_bad_input({"collective", "--platform", ring_nvls, "--bytes", "1MiB"}, {"nvls", "kind switch"});
