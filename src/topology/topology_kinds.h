@@ -48,6 +48,11 @@ using TopologyKindRegistry = Registry<TopologyKindEntry>;
 TopologyKindRegistry& topology_kind_registry();
 void register_builtin_topology_kinds(TopologyKindRegistry& registry);
 
+// One switch per group of the dimension, every NPU linked up to it and down
+// from it (the `switch` kind). Its switches are named `numbered_name` plus
+// their index when given (the `rail` kind's rail0, rail1, ...), else "switch".
+std::shared_ptr<const DimensionFabric> make_switch_fabric(std::string numbered_name = "");
+
 // ASTRA-sim's spellings of the kinds it knows, in registration order.
 std::vector<std::string> astra_topology_names();
 

@@ -8,6 +8,8 @@ namespace {
 
 class SwitchFabric final : public DimensionFabric {
  public:
+  explicit SwitchFabric(std::string numbered_name) : numbered_name_(std::move(numbered_name)) {}
+
   LinkId num_links(const DimPlace& p) const override {
     return p.npus() == 1 ? 0 : 2 * static_cast<LinkId>(p.topo.num_npus());
   }
@@ -25,9 +27,20 @@ class SwitchFabric final : public DimensionFabric {
 
   int npu_links_out(int npus) const override { (void)npus; return 1; }
   int nodes_per_group(int npus) const override { return npus > 1 ? 1 : 0; }
+  std::string node_name(const DimPlace& p, NodeId node) const override {
+    if (numbered_name_.empty()) return DimensionFabric::node_name(p, node);
+    return numbered_name_ + std::to_string(node - p.node_base);
+  }
+
+ private:
+  std::string numbered_name_;  // empty: every switch is "switch"
 };
 
 }  // namespace
+
+std::shared_ptr<const DimensionFabric> make_switch_fabric(std::string numbered_name) {
+  return std::make_shared<const SwitchFabric>(std::move(numbered_name));
+}
 
 void register_switch_kind(TopologyKindRegistry& registry) {
   TopologyKindEntry e;
@@ -35,7 +48,7 @@ void register_switch_kind(TopologyKindRegistry& registry) {
   e.aliases = {"Switch"};
   e.astra_name = "Switch";
   e.help = "every NPU links up to one switch and down from it";
-  e.build = [](const DimensionSpec&) { return std::make_shared<const SwitchFabric>(); };
+  e.build = [](const DimensionSpec&) { return make_switch_fabric(); };
   registry.add(std::move(e));
 }
 
