@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -12,6 +11,7 @@
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "driver/chakra_run.h"
+#include "reproduce/data_table.h"
 
 namespace acesim {
 namespace {
@@ -23,41 +23,25 @@ struct CsvRow {
 };
 
 std::vector<CsvRow> read_results(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open (give --data DIR, the repository's tests/data)");
+  // op,npus,network,system,congestion_aware_ns,congestion_unaware_ns
+  const DataTable table = read_data_table(path, " (give --data DIR, the repository's tests/data)");
   std::vector<CsvRow> rows;
-  std::string line;
-  int line_no = 0;
-  bool header = true;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {  // op,npus,network,system,congestion_aware_ns,congestion_unaware_ns
-      header = false;
-      continue;
-    }
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string item;
-    while (std::getline(ss, item, ',')) f.push_back(item);
-    if (f.size() != 6) throw InputError(fmt::format("{}:{}: expected 6 fields, got {}", path, line_no, f.size()));
+  for (const DataTable::Row& row : table.rows) {
+    const std::vector<std::string>& f = row.fields;
+    const std::string where = fmt::format("{}:{}", path, row.line);
+    if (f.size() != 6) throw InputError(fmt::format("{}: expected 6 fields, got {}", where, f.size()));
     CsvRow r;
     r.op = f[0];
     r.network = f[2];
     r.system = f[3];
-    try {
-      r.npus = std::stoi(f[1]);
-      r.aware_ns = std::stod(f[4]);
-      r.unaware_ns = std::stod(f[5]);
-    } catch (const std::exception&) {
-      throw InputError(fmt::format("{}:{}: not a number in '{}'", path, line_no, line));
-    }
+    r.npus = static_cast<int>(data_number(f[1], where));
+    r.aware_ns = data_number(f[4], where);
+    r.unaware_ns = data_number(f[5], where);
     if (r.npus < 2 || !(r.aware_ns > 0.0) || !(r.unaware_ns > 0.0)) {
-      throw InputError(fmt::format("{}:{}: NPUs must be >= 2 and times > 0", path, line_no));
+      throw InputError(where + ": NPUs must be >= 2 and times > 0");
     }
     rows.push_back(std::move(r));
   }
-  if (rows.empty()) throw InputError(path + ": no rows");
   return rows;
 }
 

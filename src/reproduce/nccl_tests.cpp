@@ -3,7 +3,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -12,28 +11,10 @@
 #include "config/platform.h"
 #include "config/presets.h"
 #include "driver/collective_run.h"
+#include "reproduce/data_table.h"
 
 namespace acesim {
 namespace {
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> f;
-  std::stringstream ss(line);
-  std::string item;
-  while (std::getline(ss, item, ',')) f.push_back(item);
-  if (!line.empty() && line.back() == ',') f.emplace_back();
-  return f;
-}
-
-double number(const std::string& text, const std::string& where) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError(where + ": '" + text + "' is not a number");
-}
 
 // nccl-tests' bus bandwidth factor for n ranks.
 double bus_factor(CollectiveOp op, double n) {
@@ -43,28 +24,20 @@ double bus_factor(CollectiveOp op, double n) {
 // The table's rows: bus bandwidth from its time where it prints one (more
 // digits than its rounded busbw column at small sizes), else its busbw.
 void read_table(NcclTestsTable& t, const std::string& path, CollectiveOp op, double ranks) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
-  std::string line;
-  int line_no = 0;
-  bool header = true;
-  while (std::getline(in, line)) {
-    ++line_no;
-    const std::string where = fmt::format("{}:{}", path, line_no);
-    if (line.rfind("# source:", 0) == 0) t.source = line.substr(10);
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {  // size_bytes,time_us,algbw_GBps,busbw_GBps
-      header = false;
-      continue;
-    }
-    const std::vector<std::string> f = split(line);
+  const DataTable table = read_data_table(path);  // size_bytes,time_us,algbw_GBps,busbw_GBps
+  for (const std::string& c : table.comments) {
+    if (c.rfind("# source:", 0) == 0) t.source = c.substr(10);
+  }
+  for (const DataTable::Row& row : table.rows) {
+    const std::vector<std::string>& f = row.fields;
+    const std::string where = fmt::format("{}:{}", path, row.line);
     if (f.size() != 4) throw InputError(where + ": expected 4 fields (size_bytes,time_us,algbw_GBps,busbw_GBps)");
     NcclTestsRow r;
-    r.bytes = number(f[0], where);
-    if (!f[1].empty() && number(f[1], where) > 0.0) {
-      r.measured_busbw_GBps = r.bytes / (number(f[1], where) * 1e3) * bus_factor(op, ranks);
+    r.bytes = data_number(f[0], where);
+    if (!f[1].empty() && data_number(f[1], where) > 0.0) {
+      r.measured_busbw_GBps = r.bytes / (data_number(f[1], where) * 1e3) * bus_factor(op, ranks);
     } else if (!f[3].empty()) {
-      r.measured_busbw_GBps = number(f[3], where);
+      r.measured_busbw_GBps = data_number(f[3], where);
     }
     if (r.measured_busbw_GBps > 0.0) t.rows.push_back(r);
   }
@@ -90,10 +63,10 @@ NcclTestsTable run_table(const std::vector<std::string>& f, const std::string& d
   t.file = f[0];
   t.title = f[1];
   t.platform = f[2];
-  t.nodes = static_cast<long long>(number(f[3], where));
+  t.nodes = static_cast<long long>(data_number(f[3], where));
   t.op = f[4];
   t.algo = f[5];
-  const int channels = static_cast<int>(number(f[6], where));
+  const int channels = static_cast<int>(data_number(f[6], where));
   const std::optional<CollectiveOp> op = parse_collective_op(t.op);
   if (!op) throw InputError(where + ": unknown collective '" + t.op + "'");
   const PlatformConfig p = platform_for(t, where, channels);
@@ -131,24 +104,13 @@ double NcclTestsTable::geomean_error() const {
 
 std::vector<NcclTestsTable> run_nccl_tests(const std::string& data_dir) {
   const std::string dir = data_dir + "/nccl-tests";
-  const std::string index = dir + "/index.csv";
-  std::ifstream in(index);
-  if (!in) throw InputError(index + ": cannot open (give --data DIR, the repository's tests/data)");
+  const std::string index = dir + "/index.csv";  // file,table,platform,nodes,op,algo,channels
+  const DataTable table = read_data_table(index, " (give --data DIR, the repository's tests/data)");
   std::vector<NcclTestsTable> out;
-  std::string line;
-  int line_no = 0;
-  bool header = true;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {
-      header = false;
-      continue;
-    }
-    const std::string where = fmt::format("{}:{}", index, line_no);
-    const std::vector<std::string> f = split(line);
-    if (f.size() != 7) throw InputError(where + ": expected 7 fields (file,table,platform,nodes,op,algo,channels)");
-    out.push_back(run_table(f, dir, where));
+  for (const DataTable::Row& row : table.rows) {
+    const std::string where = fmt::format("{}:{}", index, row.line);
+    if (row.fields.size() != 7) throw InputError(where + ": expected 7 fields (file,table,platform,nodes,op,algo,channels)");
+    out.push_back(run_table(row.fields, dir, where));
   }
   if (out.empty()) throw InputError(index + ": no tables");
   return out;
