@@ -28,10 +28,18 @@ void check_group(int n, int ppn, int channels) {
 Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels) {
   check_group(n, ppn, channels);
   // Channels starting at the same GPU run the same ring: merged, weighted.
+  // The ring runs through odd nodes backwards, so that it leaves a node
+  // from the GPU whose rail it enters the next one on (NCCL's rings on
+  // rail-optimized fabrics do not cross rails; an odd node count leaves one
+  // crossing, at the wrap).
   Messages msgs;
   for (int c = 0; c < channels; ++c) {
     const int start = c % ppn;
-    const auto member = [&](int p) { return (p / ppn) * ppn + (start + p % ppn) % ppn; };
+    const auto member = [&](int p) {
+      const int node = p / ppn;
+      const int i = p % ppn;
+      return node * ppn + (node % 2 == 0 ? (start + i) % ppn : (start + 2 * ppn - 1 - i) % ppn);
+    };
     for (int p = 0; p < n; ++p) msgs[{member(p), member((p + 1) % n)}] += 1.0 / (static_cast<double>(channels) * n);
   }
   Pattern pat;

@@ -18,11 +18,20 @@ constexpr Table kBaseLatUs = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0.0, 0.0, 0.
 constexpr Table kNvlinkHopUs = {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}}};
 constexpr Table kNetHopUs = {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}}};
 constexpr double kNetOverheadUs = 1.0;  // NCCL_NET_OVERHEAD default on non-AMD hosts
-// Hopper caps, indexed by nodes 1 / 2 / more.
-constexpr std::array<double, 3> kLLMaxBw = {141.0, 45.0, 35.0};
-constexpr double kPerChMaxRingLL128Bw = 36.7;
-constexpr std::array<double, 3> kPerChMaxTreeLL128Bw = {36.7, 36.7, 29.0};
-constexpr std::array<double, 3> kPerChMaxTreeBw = {38.7, 41.4, 36.0};
+// Per-architecture caps (GB/s), indexed by nodes 1 / 2 / more: llMaxBws,
+// perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws.
+struct ArchCaps {
+  std::array<double, 3> ll_max;
+  double ring_ll128_per_ch;
+  std::array<double, 3> tree_ll128_per_ch;
+  std::array<double, 3> tree_per_ch;
+  bool tree_pattern_factor;  // Hopper and later scale the tree by 0.85
+};
+constexpr std::array<ArchCaps, 3> kArchCaps = {{
+    {{87.7, 22.5, 19.0}, 20.0, {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}, false},      // Ampere
+    {{141.0, 45.0, 35.0}, 36.7, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}, true},      // Hopper
+    {{282.0, 90.0, 70.0}, 73.4, {73.4, 73.4, 58.0}, {77.4, 82.8, 72.0}, true},      // Blackwell
+}};
 // treeCorrectionFactor[proto][log2(bytes / 64)], 64 B .. 256 MiB.
 constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
     {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1},
@@ -77,15 +86,17 @@ double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, d
 // NCCL's bus bandwidth for the pair, after its protocol corrections.
 double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
   const int nc = node_class(v.nnodes);
+  const ArchCaps& caps = kArchCaps[static_cast<std::size_t>(v.arch)];
   double bw = v.nnodes > 1 ? std::min(v.intra_GBps, v.inter_GBps) : v.intra_GBps;
-  if (a == NcclAlgo::kRing && p == NcclProto::kLL) bw = std::min(kLLMaxBw[nc], bw * 0.5);
-  if (a == NcclAlgo::kRing && p == NcclProto::kLL128) bw = std::min(bw * 0.92, channels * kPerChMaxRingLL128Bw);
+  if (a == NcclAlgo::kRing && p == NcclProto::kLL) bw = std::min(caps.ll_max[nc], bw * 0.5);
+  if (a == NcclAlgo::kRing && p == NcclProto::kLL128) bw = std::min(bw * 0.92, channels * caps.ring_ll128_per_ch);
   if (a == NcclAlgo::kTree) {
-    bw = std::min(bw * 0.92, channels * kPerChMaxTreeBw[nc]);
-    if (p == NcclProto::kLL) bw = std::min(bw / 3.8, kLLMaxBw[nc]);
-    if (p == NcclProto::kLL128) bw = std::min(bw * (v.nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * kPerChMaxTreeLL128Bw[nc]);
-    bw *= 0.85;
+    bw = std::min(bw * 0.92, channels * caps.tree_per_ch[nc]);
+    if (p == NcclProto::kLL) bw = std::min(bw / 3.8, caps.ll_max[nc]);
+    if (p == NcclProto::kLL128) bw = std::min(bw * (v.nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * caps.tree_ll128_per_ch[nc]);
+    if (caps.tree_pattern_factor) bw *= 0.85;
   }
+  if (a == NcclAlgo::kNvls) bw *= v.nvls_efficiency;
   return bw;
 }
 
@@ -136,6 +147,24 @@ std::optional<NcclProto> parse_nccl_proto(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view to_string(NcclArch a) {
+  switch (a) {
+    case NcclArch::kAmpere: return "ampere";
+    case NcclArch::kHopper: return "hopper";
+    case NcclArch::kBlackwell: return "blackwell";
+  }
+  return "?";
+}
+
+std::optional<NcclArch> parse_nccl_arch(std::string_view s) {
+  for (NcclArch a : {NcclArch::kAmpere, NcclArch::kHopper, NcclArch::kBlackwell}) {
+    if (normalize_name(s) == normalize_name(to_string(a))) return a;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell"}; }
+
 std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree", "nvls"}; }
 std::vector<std::string> nccl_proto_names() { return {"auto", "simple", "ll", "ll128"}; }
 
@@ -161,6 +190,7 @@ NcclView nccl_view(const std::vector<DimensionSpec>& dims) {
     v.ppn = dims[0].npus;
     v.intra_GBps = gpu_bandwidth(dims[0]);
     v.nvls = dims[0].nvls && dims[0].kind == DimKind::kSwitch;
+    v.nvls_efficiency = dims[0].nvls_efficiency;
   }
   if (dims.size() > 1 && dims[1].npus > 1) {
     v.nnodes = dims[1].npus;
@@ -191,10 +221,10 @@ std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, 
 
 int nccl_default_channels(const NcclView& v, NcclAlgo a) {
   // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16.
-  // Rounded up to a multiple of the GPUs per node, so that every NIC
-  // carries as many channels.
+  // Across nodes, rounded up to a multiple of the GPUs per node, so that
+  // every NIC carries as many channels.
   const int c = a == NcclAlgo::kNvls ? 16 : 24;
-  return (c + v.ppn - 1) / v.ppn * v.ppn;
+  return v.nnodes > 1 ? (c + v.ppn - 1) / v.ppn * v.ppn : c;
 }
 
 double nccl_wire_factor(NcclProto p) {
@@ -223,7 +253,9 @@ std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double byt
   return c;
 }
 
-NcclChoice nccl_choose(const NcclView& v, CollectiveOp op, double bytes, const NcclSettings& s) {
+NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, const NcclSettings& s) {
+  NcclView v = view;
+  v.arch = s.arch;
   if (s.algo) {
     if (auto why = nccl_unsupported(v, op, *s.algo)) throw std::invalid_argument(*why);
   }

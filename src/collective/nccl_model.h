@@ -21,6 +21,8 @@ namespace acesim {
 
 enum class NcclAlgo { kTree, kRing, kNvls };
 enum class NcclProto { kLL, kLL128, kSimple };
+// The GPU generation whose rows of NCCL's tuning tables apply.
+enum class NcclArch { kAmpere, kHopper, kBlackwell };
 
 std::string_view to_string(NcclAlgo a);
 std::string_view to_string(NcclProto p);
@@ -28,6 +30,9 @@ std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);   // ring, tree, nv
 std::optional<NcclProto> parse_nccl_proto(std::string_view s);  // simple, ll, ll128
 std::vector<std::string> nccl_algo_names();
 std::vector<std::string> nccl_proto_names();
+std::string_view to_string(NcclArch a);
+std::optional<NcclArch> parse_nccl_arch(std::string_view s);  // ampere, hopper, blackwell
+std::vector<std::string> nccl_arch_names();
 
 // `collectives: {library: nccl, nccl: {...}}` in a platform file, or
 // --library/--algo/--proto/--channels.
@@ -36,6 +41,7 @@ struct NcclSettings {
   std::optional<NcclAlgo> algo;    // nullopt: auto (NCCL's cost model)
   std::optional<NcclProto> proto;  // nullopt: auto
   int channels = 0;                // 0: NCCL's default for the algorithm
+  NcclArch arch = NcclArch::kHopper;
 };
 
 // The part of a platform a collective spans, as NCCL's tuning sees it.
@@ -46,6 +52,8 @@ struct NcclView {
   double intra_GBps = 0.0;  // per GPU, into the node's fabric (one direction)
   double inter_GBps = 0.0;  // per node, into the scale-out: all its GPUs' NICs (0 on one node)
   bool nvls = false;        // the node's switch reduces (DimensionSpec::nvls)
+  double nvls_efficiency = 1.0;
+  NcclArch arch = NcclArch::kHopper;
 };
 
 // Throws std::invalid_argument when the spanned dimensions are not a node

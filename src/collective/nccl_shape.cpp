@@ -14,14 +14,16 @@ namespace {
 // data through the switch (multimem loads: S up per GPU, S/n reduced down),
 // the all-gather half writes each GPU's S/n once and the switch multicasts it
 // (S/n up, S down). Each GPU's up- and down-link carry (n+1)/n S, in one
-// pipelined step.
+// pipelined step. The switch's reduction and multicast run below the links'
+// rate (`nvls_efficiency`): the same bytes hold the links longer.
 TransferShape nvls_shape(const Topology& topo, std::span<const Rank> members, bool with_messages) {
   const auto n = static_cast<long long>(members.size());
-  const double load = static_cast<double>(n + 1) / static_cast<double>(n);
+  const double bytes = static_cast<double>(n + 1) / static_cast<double>(n);
+  const double load = bytes / topo.dim(0).nvls_efficiency;
   TransferShape shape;
   shape.bytes_per_dim.assign(topo.num_dims(), 0.0);
-  shape.originated.assign(members.size(), load);
-  shape.terminated.assign(members.size(), load);
+  shape.originated.assign(members.size(), bytes);
+  shape.terminated.assign(members.size(), bytes);
   ShapeStep st;
   std::vector<LinkId> up;
   std::vector<LinkId> down;
@@ -37,11 +39,11 @@ TransferShape nvls_shape(const Topology& topo, std::span<const Rank> members, bo
       const Link link = topo.link(l);
       st.loads.push_back({l, load});
       st.max_seconds_per_byte = std::max(st.max_seconds_per_byte, load / link.bandwidth_Bps);
-      shape.bytes_per_dim[link.dim] += load;
+      shape.bytes_per_dim[link.dim] += bytes;
     }
     const TimePs lat = topo.link(up.front()).latency_ps + topo.link(down.back()).latency_ps;
     st.max_latency_ps = std::max(st.max_latency_ps, lat);
-    shape.link_traffic.push_back({r, topo.link(up.front()).dim, load, load});
+    shape.link_traffic.push_back({r, topo.link(up.front()).dim, bytes, bytes});
   }
   std::sort(st.loads.begin(), st.loads.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
   std::sort(shape.link_traffic.begin(), shape.link_traffic.end(),

@@ -50,7 +50,7 @@ DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, co
   const TopologyKindRegistry& kinds = topology_kind_registry();
   const TopologyKindEntry* k = kinds.find(kind);
   if (!k) throw_input_error(file, line_of(node["kind"]), path + ".kind", "unknown kind '" + kind + "'" + suggestion(kind, kinds.names()));
-  std::vector<std::string> keys = {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour", "nodes", "nvls"};
+  std::vector<std::string> keys = {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour", "nodes", "nvls", "nvls_efficiency"};
   for (const KindParamSpec& ps : k->params) keys.push_back(ps.name);
   check_map(node, file, path, keys);
   for (const char* key : {"npus", "bandwidth_GBps", "latency_ns"}) require(node, key, file, path);
@@ -90,6 +90,14 @@ DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, co
       throw_input_error(file, line_of(node["nvls"]), path + ".nvls", "in-switch reduction needs kind switch, got " + kind);
     }
   }
+  if (node["nvls_efficiency"]) {
+    const YAML::Node e = node["nvls_efficiency"];
+    d.nvls_efficiency = number(e, file, path + ".nvls_efficiency");
+    if (!(d.nvls_efficiency > 0.0 && d.nvls_efficiency <= 1.0)) {
+      throw_input_error(file, line_of(e), path + ".nvls_efficiency", "must be in (0, 1], got " + e.Scalar());
+    }
+    if (!d.nvls) throw_input_error(file, line_of(e), path + ".nvls_efficiency", "needs nvls: true");
+  }
   return d;
 }
 
@@ -105,7 +113,7 @@ void read_nccl(const YAML::Node& c, const std::string& file, const std::vector<D
   }
   if (!c["nccl"]) return;
   const YAML::Node m = c["nccl"];
-  check_map(m, file, "collectives.nccl", {"algorithm", "protocol", "channels"});
+  check_map(m, file, "collectives.nccl", {"algorithm", "protocol", "channels", "gpu_arch"});
   if (!n.enabled) throw_input_error(file, line_of(m), "collectives.nccl", "needs collectives.library: nccl");
   if (m["algorithm"]) {
     const std::string a = scalar(m["algorithm"], file, "collectives.nccl.algorithm");
@@ -120,6 +128,12 @@ void read_nccl(const YAML::Node& c, const std::string& file, const std::vector<D
       n.proto = parse_nccl_proto(p);
       if (!n.proto) throw_input_error(file, line_of(m["protocol"]), "collectives.nccl.protocol", "unknown protocol '" + p + "'" + suggestion(p, nccl_proto_names()));
     }
+  }
+  if (m["gpu_arch"]) {
+    const std::string a = scalar(m["gpu_arch"], file, "collectives.nccl.gpu_arch");
+    const auto arch = parse_nccl_arch(a);
+    if (!arch) throw_input_error(file, line_of(m["gpu_arch"]), "collectives.nccl.gpu_arch", "unknown GPU architecture '" + a + "'" + suggestion(a, nccl_arch_names()));
+    n.arch = *arch;
   }
   if (m["channels"]) {
     const long long v = integer(m["channels"], file, "collectives.nccl.channels");

@@ -75,6 +75,9 @@ struct DimensionSpec {
   int links_per_neighbour = 1;  // parallel links between neighbours: bandwidth adds up
   // A switch that reduces in the switch (NVLink SHARP): NCCL's NVLS runs on it.
   bool nvls = false;
+  // The share of the link rate NVLS's multimem traffic gets (the switch's
+  // reduction and multicast do not keep up with the links).
+  double nvls_efficiency = 1.0;
   std::vector<KindParam> params = {};  // only those given; the kind has defaults for the rest
 
   // The parameter's value, or `fallback` when the platform does not give it.

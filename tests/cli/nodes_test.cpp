@@ -19,7 +19,9 @@ class Nodes : public acesim::test::CliTest {};
 
 const std::vector<std::string> kNodePresets = {"hgx-a100", "hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72"};
 
-TEST(NodePresets, EachHasANodeDimensionAndTheDatasheetBandwidths) {
+// NVLink at the data rate NCCL's topology assigns a link (src/graph/topo.h:
+// 20.0, 20.6, 40.1 GB/s per Ampere, Hopper, Blackwell link), NICs at line rate.
+TEST(NodePresets, EachHasANodeDimensionAndNcclsLinkRates) {
   using acesim::PlatformConfig;
   struct Want {
     std::string name;
@@ -27,16 +29,16 @@ TEST(NodePresets, EachHasANodeDimensionAndTheDatasheetBandwidths) {
     double nvlink;
     double nic;
   };
-  for (const Want& w : std::vector<Want>{{"hgx-a100", 8, 300, 25},
-                                         {"hgx-h100", 8, 450, 50},
-                                         {"hgx-h200", 8, 450, 50},
-                                         {"hgx-b200", 8, 900, 50},
-                                         {"gb200-nvl72", 72, 900, 50}}) {
+  for (const Want& w : std::vector<Want>{{"hgx-a100", 8, 12 * 20.0, 25},
+                                         {"hgx-h100", 8, 18 * 20.6, 50},
+                                         {"hgx-h200", 8, 18 * 20.6, 50},
+                                         {"hgx-b200", 8, 18 * 40.1, 50},
+                                         {"gb200-nvl72", 72, 18 * 40.1, 50}}) {
     const PlatformConfig p = acesim::load_preset(acesim::preset_registry().get(w.name));
     ASSERT_EQ(p.dims.size(), 2u) << w.name;
     EXPECT_EQ(p.nodes_dim, 1) << w.name;
     EXPECT_EQ(p.dims[0].npus, w.per_node) << w.name;
-    EXPECT_EQ(p.dims[0].bandwidth_GBps, w.nvlink) << w.name;
+    EXPECT_NEAR(p.dims[0].bandwidth_GBps, w.nvlink, 1e-9) << w.name;
     EXPECT_EQ(p.dims[1].kind.name(), "rail") << w.name;
     EXPECT_EQ(p.dims[1].bandwidth_GBps, w.nic) << w.name;
   }
@@ -73,7 +75,7 @@ TEST_F(Nodes, SetsTheNodeCountOnEveryCommand) {
     EXPECT_EQ(j["results"][0]["simulated_ranks"], n == "1" ? 1 : 8 * std::stoi(n)) << r.out;
   }
   // With the platform's own plans, rails keep the platform symmetric.
-  const auto plans = expect_ok({"collective", "--platform", "hgx-a100", "--nodes", "5", "--bytes", "1MiB", "--json"});
+  const auto plans = expect_ok({"collective", "--platform", "hgx-a100", "--nodes", "5", "--bytes", "1MiB", "--library", "acesim", "--json"});
   EXPECT_EQ(parse_json(plans.out)["results"][0]["simulated_ranks"], 1) << plans.out;
   const auto gb = expect_ok({"collective", "--platform", "gb200-nvl72", "--nodes", "2", "--bytes", "1MiB", "--json"});
   EXPECT_EQ(parse_json(gb.out)["results"][0]["ranks"], 144);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "algorithm/nccl_patterns.h"
 #include "cli_runner.h"
@@ -107,23 +108,53 @@ TEST(NcclModel, RefusalsSayWhatWouldWork) {
                std::invalid_argument);
 }
 
-TEST(NcclPatterns, RingChannelsCrossNodesOnSuccessiveNics) {
-  // 2 nodes x 4 GPUs, 4 channels: channel c leaves node 0 from GPU c-1 for GPU c of node 1.
+// The caps follow the GPU generation: on an A100 node (240 GB/s) ring LL is
+// min(87.7, 0.5 x 240) = 87.7 GB/s, LL128 min(0.92 x 240, 24 x 20) = 220.8;
+// on Hopper's rows the same node gets min(141, 120) = 120 and 220.8.
+TEST(NcclModel, CapsFollowTheGpuArchitecture) {
+  NcclView v = h200_node(false);
+  v.intra_GBps = 240.0;
+  v.arch = NcclArch::kAmpere;
+  EXPECT_NEAR(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kRing, NcclProto::kLL, 24)->busbw_GBps, 87.7, 1e-9);
+  EXPECT_NEAR(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kRing, NcclProto::kLL128, 24)->busbw_GBps, 220.8, 1e-9);
+  v.arch = NcclArch::kHopper;
+  EXPECT_NEAR(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kRing, NcclProto::kLL, 24)->busbw_GBps, 120.0, 1e-9);
+  // nccl_choose takes the generation from the settings.
+  NcclSettings s{true, NcclAlgo::kRing, NcclProto::kLL, 24};
+  s.arch = NcclArch::kAmpere;
+  EXPECT_NEAR(nccl_choose(v, CollectiveOp::kAllReduce, kGiB, s).cost.busbw_GBps, 87.7, 1e-9);
+  EXPECT_EQ(parse_nccl_arch("Blackwell"), NcclArch::kBlackwell);
+  EXPECT_FALSE(parse_nccl_arch("volta"));
+}
+
+TEST(NcclPatterns, RingChannelsCrossNodesOnTheirOwnRail) {
+  // 2 nodes x 4 GPUs, 4 channels: channel c runs c, c+1, .. c-1 on node 0,
+  // crosses on rail c-1, runs backwards to c on node 1 and crosses back on
+  // rail c: no crossing changes rail, and every rail carries two crossings.
   const Pattern p = nccl_ring_pattern(CollectiveOp::kAllReduce, 8, 4, 4);
   ASSERT_EQ(p.steps.size(), 1u);
   EXPECT_EQ(p.steps[0].repeat, 14);
   double total = 0.0;
   int crossing = 0;
+  std::vector<int> per_rail(4, 0);
   for (const PatternMessage& m : p.steps[0].messages) {
     total += m.fraction;
     if (m.src / 4 != m.dst / 4) {
       ++crossing;
-      EXPECT_EQ(m.dst % 4, (m.src % 4 + 1) % 4);
+      ++per_rail[static_cast<std::size_t>(m.src % 4)];
+      EXPECT_EQ(m.dst % 4, m.src % 4);
       EXPECT_NEAR(m.fraction, 1.0 / (4 * 8), 1e-12);
     }
   }
   EXPECT_NEAR(total, 1.0, 1e-12);  // every member sends 1/n of the data per step
   EXPECT_EQ(crossing, 8);          // 4 channels x 2 node boundaries
+  EXPECT_EQ(per_rail, std::vector<int>(4, 2));
+  // Three nodes: the wrap from the last node (forwards) to the first changes
+  // rail, once per channel; the other crossings stay on their rail.
+  const Pattern odd = nccl_ring_pattern(CollectiveOp::kAllGather, 12, 4, 4);
+  int off_rail = 0;
+  for (const PatternMessage& m : odd.steps[0].messages) off_rail += (m.src / 4 != m.dst / 4 && m.src % 4 != m.dst % 4) ? 1 : 0;
+  EXPECT_EQ(off_rail, 4);
 }
 
 // Ring all-reduce on one 8-GPU node, per protocol: NCCL's latency (base +
@@ -152,6 +183,14 @@ TEST(NcclSimulation, NvlsBusBandwidthApproachesItsFormula) {
   EXPECT_NEAR(t_us, 25.0 + 1.0 + 9.0 / 8.0 * S / 450e9 * 1e6, 1e-3);
   const double busbw = 2.0 * 7 / 8 * S / (t_us * 1e3);
   EXPECT_NEAR(busbw, 2.0 * 7 / 9 * 450, 0.005 * 700);
+  // With the switch at NCCL's Hopper efficiency the links are held 1/0.85
+  // as long: an H100 node at 370.8 GB/s tends to 2 x 7/9 x 0.85 x 370.8 =
+  // 490.3 GB/s busbw (nccl-tests measures 474-480).
+  std::string h100 = nccl_yaml(8, 370.8, 500, true, 1, 50, "  nccl: {algorithm: nvls}\n");
+  h100.replace(h100.find("nvls: true"), 10, "nvls: true, nvls_efficiency: 0.85");
+  const double t85 = sim_us(h100, CollectiveOp::kAllReduce, S);
+  EXPECT_NEAR(t85, 25.0 + 1.0 + 9.0 / 8.0 * S / (0.85 * 370.8e9) * 1e6, 1e-3);
+  EXPECT_NEAR(2.0 * 7 / 8 * S / (t85 * 1e3), 490.3, 0.5);
 }
 
 // Two nodes of 4 GPUs, one 50 GB/s NIC each: with 4 channels every NIC
@@ -172,12 +211,12 @@ TEST(NcclSimulation, RingAcrossNodesUsesEveryNic) {
 
 // Link latencies across nodes: a ring is a pipeline, so each of its 14
 // steps costs the mean hop latency of a channel's ring: 6 hops inside a node
-// (2 x 500 ns) and 2 crossings (2 x 500 + 2 x 2000 ns): 2000 ns.
+// (2 x 500 ns) and 2 crossings on the GPUs' own rail (2 x 2000 ns): 1750 ns.
 TEST(NcclSimulation, RingStepsCostTheMeanHopLatency) {
   std::string yaml = nccl_yaml(4, 450, 500, false, 2, 50, "  nccl: {algorithm: ring, protocol: simple, channels: 4}\n");
   yaml.replace(yaml.find("latency_ns: 0"), 13, "latency_ns: 2000");
   const double S = 64.0 * 1048576.0;
-  const double lat_us = (8.4 + 12 * 3.4 + 2 * 14.0) * 1.4 + 14 * 2.0;
+  const double lat_us = (8.4 + 12 * 3.4 + 2 * 14.0) * 1.4 + 14 * 1.75;
   EXPECT_NEAR(sim_us(yaml, CollectiveOp::kAllReduce, S), lat_us + 14.0 / 8.0 * S / 200e9 * 1e6, 1e-3);
 }
 
@@ -221,6 +260,12 @@ TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
                    {"--algo", "--library nccl"});
   const std::string ring_nvls = write("r.yaml", "topology:\n  - {kind: ring, npus: 4, bandwidth_GBps: 10, latency_ns: 0, nvls: true}\n");
   expect_bad_input({"collective", "--platform", ring_nvls, "--bytes", "1MiB"}, {"nvls", "kind switch"});
+  const std::string over = write("o.yaml", "topology:\n  - {kind: switch, npus: 4, bandwidth_GBps: 10, latency_ns: 0, nvls: true, nvls_efficiency: 1.5}\n");
+  expect_bad_input({"collective", "--platform", over, "--bytes", "1MiB"}, {"nvls_efficiency", "(0, 1]", "1.5"});
+  const std::string alone = write("a.yaml", "topology:\n  - {kind: switch, npus: 4, bandwidth_GBps: 10, latency_ns: 0, nvls_efficiency: 0.8}\n");
+  expect_bad_input({"collective", "--platform", alone, "--bytes", "1MiB"}, {"nvls_efficiency", "needs nvls: true"});
+  const std::string arch = write("g.yaml", nccl_yaml(8, 450, 500, false, 1, 50, "  nccl: {gpu_arch: hoper}\n"));
+  expect_bad_input({"collective", "--platform", arch, "--bytes", "1MiB"}, {"collectives.nccl.gpu_arch", "'hoper'", "hopper"});
 }
 
 }  // namespace
