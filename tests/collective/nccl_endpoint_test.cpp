@@ -1,13 +1,16 @@
 // NCCL at the endpoint (collective/nccl_endpoint.h; docs/model.md, "NCCL
 // at the endpoint"): the HBM bytes per byte sent of each algorithm and
 // protocol in closed form, the sm executor holding one unit per channel,
-// ace and ideal on the same NCCL shapes.
+// ace and ideal on the same NCCL shapes, and the GEMM slowdown of
+// `acesim characterize overlap --platform hgx-h100` against arXiv
+// 2507.03114 (18.9% on average, 40% at most).
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "api/api.h"
 #include "collective/nccl_endpoint.h"
+#include "driver/characterization.h"
 #include "driver/collective_run.h"
 
 namespace acesim {
@@ -77,6 +80,35 @@ TEST(NcclEndpoint, AceAndIdealRunNcclShapesAtTheNetworksPace) {
   EXPECT_NEAR(ps_to_us(ace.time_ps), 584.129, 0.001);
   // Input read once, output written once.
   EXPECT_DOUBLE_EQ(ace.hbm_bytes, 2.0 * static_cast<double>(k64MiB));
+}
+
+// The overlap study's row for NCCL's own channels.
+const StudyRow& nccl_row(const Study& s) {
+  for (const StudyRow& r : s.rows) {
+    if (r.config.ends_with('*')) return r;
+  }
+  throw std::runtime_error("no row for NCCL's channels");
+}
+
+TEST(NcclEndpoint, OverlapSlowdownOfAGemmIsInThePublishedRange) {
+  // The default run: a 4096^3 bf16 GEMM beside a 64 MiB all-reduce.
+  const Kernel gemm = gemm_kernel(4096, 4096, 4096);
+  const Study s = run_study("overlap", preset("hgx-h100"), all_reduce(), k64MiB, gemm);
+  EXPECT_EQ(s.x_label, "channels");
+  const StudyRow& nccl = nccl_row(s);
+  EXPECT_EQ(nccl.config, "sm channels=24*");
+  // The GEMM is compute-bound and the collective outlasts it: it runs on
+  // 132 - 24 SMs throughout, HBM has room for both.
+  const double slowdown = nccl.overlap.kernel_slowdown();
+  EXPECT_NEAR(slowdown, 132.0 / 108.0 - 1.0, 1e-4);  // 22.2%
+  // arXiv 2507.03114: 18.9% on average, 40.0% at most.
+  EXPECT_GT(slowdown, 0.10);
+  EXPECT_LT(slowdown, 0.40);
+  EXPECT_DOUBLE_EQ(s.rows[1].overlap.kernel_slowdown(), 0.0);  // ace leaves the GEMM alone
+  // One node: NVLS on 16 channels.
+  const Study one = run_study("overlap", preset("hgx-h100", 1), all_reduce(), k64MiB, gemm);
+  EXPECT_EQ(nccl_row(one).config, "sm channels=16*");
+  EXPECT_NEAR(nccl_row(one).overlap.kernel_slowdown(), 132.0 / 116.0 - 1.0, 1e-4);  // 13.8%
 }
 
 }  // namespace
