@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "collective/nccl_endpoint.h"
 #include "collective/nccl_shape.h"
 #include "engine/key.h"
 
@@ -104,7 +105,7 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   if (endpoints_ != nullptr && !c.specs.empty()) {
     // An executor that cannot hold a whole chunk streams it in pieces; each
     // piece walks the phases as a chunk does (docs/model.md, "ace executor").
-    const int pieces = endpoints_->pieces(ChunkBytes{c.chunk_in, c.chunk_out});
+    const int pieces = endpoints_->pieces(ChunkBytes{c.chunk_in, c.chunk_out, c.kernels.streamed});
     if (pieces > 1) {
       if (static_cast<double>(c.chunks) * pieces > 1'000'000.0) {
         throw std::invalid_argument("a collective of " + std::to_string(static_cast<long long>(req.bytes)) +
@@ -113,7 +114,7 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
       c.chunks *= pieces;
       set_chunk_bytes(c);
     }
-    const std::string why = endpoints_->unfit_reason(ChunkBytes{c.chunk_in, c.chunk_out});
+    const std::string why = endpoints_->unfit_reason(ChunkBytes{c.chunk_in, c.chunk_out, c.kernels.streamed});
     if (!why.empty()) throw std::invalid_argument(why);
   }
   for (const PhaseSpec& spec : c.specs) {
@@ -249,6 +250,7 @@ void CollectiveEngine::plan_nccl(Collective& c, std::span<const int> dims) {
   if (view.nranks < 2) return;  // nothing to move: the usual empty plan
   c.nccl = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
   c.nccl_ppn = view.ppn;
+  c.kernels = nccl_kernels(c.req.op, *c.nccl, view.nranks);
   std::vector<int> spanned;
   for (int d : dims) {
     if (topo_.dim(d).npus > 1) spanned.push_back(d);
@@ -399,7 +401,7 @@ bool CollectiveEngine::admit(const Waiting& w) {
   if (w.phase != 0 || !gated_) return true;
   const Collective& c = collectives_[w.coll];
   members(c, 0, w.instance, scratch_members_);
-  return endpoints_->try_enter(scratch_members_, ChunkBytes{c.chunk_in, c.chunk_out});
+  return endpoints_->try_enter(scratch_members_, ChunkBytes{c.chunk_in, c.chunk_out, c.kernels.streamed});
 }
 
 void CollectiveEngine::dispatch(std::int32_t q) {
@@ -466,7 +468,8 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   cost.last = w.phase + 1 == static_cast<int>(c.specs.size());
   cost.in_bytes = c.chunk_in;
   cost.out_bytes = c.chunk_out;
-  endpoints_->phase_begin(w.coll, scratch_members_);
+  cost.kernels = c.kernels;
+  endpoints_->phase_begin(w.coll, scratch_members_, c.kernels.units);
   endpoints_->phase_load(cost, scratch_members_, shape, bytes, load_);
   endpoints_->record_traffic(shape, bytes);
   net_.start(shape, bytes, step_ps, this, slot, &load_, replicas);
@@ -508,7 +511,7 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
     }
     return;
   }
-  const ChunkBytes chunk{c.chunk_in, c.chunk_out};
+  const ChunkBytes chunk{c.chunk_in, c.chunk_out, c.kernels.streamed};
   for (Rank r : group) {
     if (rep_ >= 0 && r != rep_) continue;
     if (endpoints_ != nullptr && endpoints_->leave(r, chunk)) entry_freed_ = true;

@@ -136,6 +136,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     TimePs finish = kTimeNever;
     std::optional<NcclChoice> nccl;  // run by NCCL's model
     int nccl_ppn = 1;
+    LibraryKernels kernels;  // what its library says of its kernels (NCCL's)
   };
   struct Waiting {
     std::int64_t order;  // smaller runs first (collective position under the policy)

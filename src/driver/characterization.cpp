@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include "collective/collective_engine.h"
+#include "collective/nccl_model.h"
 #include "config/input_error.h"
 #include "config/units.h"
 #include "platform/platform_instance.h"
+#include "topology/topology.h"
 
 namespace acesim {
 
@@ -101,15 +103,65 @@ StudyRow row(std::string config, double x, const PlatformConfig& p, const Collec
   return r;
 }
 
+// NCCL runs the collective: its kernels hold one compute unit per channel,
+// so the studies that give communication units give it channels (as
+// NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS do). 0 when NCCL does not run it;
+// otherwise the channels NCCL's model (or the platform) picks.
+int nccl_channels(const PlatformConfig& p, const CollectiveRequestSpec& req, std::uint64_t bytes) {
+  if (!p.collectives.nccl.enabled || !nccl_models(req.op)) return 0;
+  const Topology topo(p.dims);
+  std::vector<int> dims = req.dims;
+  if (dims.empty()) {
+    for (int d = 0; d < topo.num_dims(); ++d) dims.push_back(d);
+  }
+  const NcclView view = nccl_view(topo, dims);
+  if (view.nranks < 2) return 0;
+  return nccl_choose(view, req.op, static_cast<double>(bytes), p.collectives.nccl).channels;
+}
+
+// Powers of two up to NCCL's 64 channels (MAXCHANNELS), and NCCL's choice,
+// leaving the kernel a unit.
+std::vector<int> channel_sweep(int chosen, int total) {
+  std::vector<int> k;
+  for (int c = 1; c <= 64 && c < total; c *= 2) k.push_back(c);
+  if (chosen < total && std::find(k.begin(), k.end(), chosen) == k.end()) k.push_back(chosen);
+  std::sort(k.begin(), k.end());
+  return k;
+}
+
+// The rows that give communication units: (label, units or channels, platform).
+struct UnitsRow {
+  std::string config;
+  int x;
+  PlatformConfig platform;
+};
+std::vector<UnitsRow> units_rows(const PlatformConfig& platform, int nccl, bool keep_all_units) {
+  std::vector<UnitsRow> rows;
+  PlatformConfig p = platform;
+  p.npu.executor = "sm";
+  if (nccl > 0) {
+    for (int k : channel_sweep(nccl, platform.npu.compute_units)) {
+      p.collectives.nccl.channels = k;
+      rows.push_back({fmt::format("sm channels={}{}", k, k == nccl ? "*" : ""), k, p});
+    }
+    return rows;
+  }
+  for (int k : unit_sweep(platform.npu.compute_units)) {
+    if (!keep_all_units && k == platform.npu.compute_units) continue;  // the kernel would get no unit at all
+    p.npu.sm.units = k;
+    rows.push_back({fmt::format("sm units={}", k), k, p});
+  }
+  return rows;
+}
+
 // The hbm study's HBM bandwidths, as factors of the platform's.
 constexpr double kHbmFactors[] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0};
 
 // Points (rows) a study runs, for its progress.
-std::size_t study_points(const std::string& name, int units) {
-  const std::size_t sweep = unit_sweep(units).size();
-  if (name == "units") return sweep + 2;
+std::size_t study_points(const std::string& name, const PlatformConfig& p, int nccl) {
+  if (name == "units") return units_rows(p, nccl, true).size() + 2;
   if (name == "hbm") return 2 * std::size(kHbmFactors);
-  if (name == "overlap") return 2 + sweep - 1;
+  if (name == "overlap") return 2 + units_rows(p, nccl, false).size();
   return 2 * std::size(kAllCollectiveOps);
 }
 
@@ -124,19 +176,17 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
                 std::uint64_t bytes, const Kernel& kernel, const Progress& progress) {
   Study s;
   s.name = name;
-  const std::size_t points = study_points(name, platform.npu.compute_units);
+  const int nccl = name == "units" || name == "overlap" ? nccl_channels(platform, req, bytes) : 0;
+  const std::size_t points = study_points(name, platform, nccl);
   // The next row's share of the study.
   auto next = [&](const std::string& config) {
     const std::size_t i = s.rows.size();
     return progress.part(i, points, fmt::format("{} {}/{} ({})", name, i + 1, points, config));
   };
   if (name == "units") {
-    s.x_label = "units";
-    for (int k : unit_sweep(platform.npu.compute_units)) {
-      PlatformConfig p = with_executor(platform, "sm");
-      p.npu.sm.units = k;
-      const std::string config = fmt::format("sm units={}", k);
-      s.rows.push_back(row(config, k, p, req, bytes, next(config)));
+    s.x_label = nccl > 0 ? "channels" : "units";
+    for (const UnitsRow& u : units_rows(platform, nccl, true)) {
+      s.rows.push_back(row(u.config, u.x, u.platform, req, bytes, next(u.config)));
     }
     s.rows.push_back(row("ace", 0, with_executor(platform, "ace"), req, bytes, next("ace")));
     s.rows.push_back(row("ideal", 0, with_executor(platform, "ideal"), req, bytes, next("ideal")));
@@ -150,7 +200,7 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
       }
     }
   } else if (name == "overlap") {
-    s.x_label = "units";
+    s.x_label = nccl > 0 ? "channels" : "units";
     auto add = [&](std::string config, double x, const PlatformConfig& p) {
       StudyRow r;
       // The collective alone, then three runs of the overlap: about half each.
@@ -166,12 +216,7 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
     };
     add("ideal", 0, with_executor(platform, "ideal"));
     add("ace", 0, with_executor(platform, "ace"));
-    for (int k : unit_sweep(platform.npu.compute_units)) {
-      if (k == platform.npu.compute_units) continue;  // the kernel would get no unit at all
-      PlatformConfig p = with_executor(platform, "sm");
-      p.npu.sm.units = k;
-      add(fmt::format("sm units={}", k), k, p);
-    }
+    for (const UnitsRow& u : units_rows(platform, nccl, false)) add(u.config, u.x, u.platform);
   } else if (name == "traffic") {
     s.x_label = "";
     for (CollectiveOp op : kAllCollectiveOps) {

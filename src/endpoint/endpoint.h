@@ -87,9 +87,10 @@ class Endpoints {
   }
   // Counts a phase's link traffic in the members' statistics.
   void record_traffic(const TransferShape& shape, double phase_bytes);
-  // A phase of a collective (or a message) starts / ends on `members`.
-  void phase_begin(std::uint32_t collective, std::span<const Rank> members) {
-    executor_->phase_begin(collective, members);
+  // A phase of a collective (or a message) starts / ends on `members`;
+  // `units` as Executor::phase_begin.
+  void phase_begin(std::uint32_t collective, std::span<const Rank> members, int units = 0) {
+    executor_->phase_begin(collective, members, units);
   }
   void phase_end(std::uint32_t collective, std::span<const Rank> members) { executor_->phase_end(collective, members); }
   // See Executor: admission of chunks entering a collective.

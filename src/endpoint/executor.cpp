@@ -19,7 +19,7 @@ void Executor::add_npu(std::size_t, const std::string&) {}
 
 void Executor::phase_load(const PhaseCost&, std::span<const Rank>, const TransferShape&, double, EndpointLoad&) {}
 
-void Executor::phase_begin(std::uint32_t, std::span<const Rank>) {}
+void Executor::phase_begin(std::uint32_t, std::span<const Rank>, int) {}
 
 void Executor::phase_end(std::uint32_t, std::span<const Rank>) {}
 

@@ -34,6 +34,17 @@ namespace acesim {
 
 class Endpoints;
 
+// What the library that runs a collective says of its kernels, where it
+// says anything (NCCL: one compute unit per channel, its protocol's HBM
+// traffic, its data streamed through fixed buffers in slices; see
+// collective/nccl_endpoint.h). Zeros: the executor's own settings, as for
+// the acesim library's plans.
+struct LibraryKernels {
+  int units = 0;                   // compute units its kernels hold (sm)
+  double hbm_per_byte_sent = 0.0;  // HBM bytes per byte put on the links (sm)
+  bool streamed = false;           // never whole at an endpoint: only slices in flight (ace's SRAM)
+};
+
 // What one phase of one chunk costs each member's endpoint.
 struct PhaseCost {
   CollectiveOp op;       // the phase's operation
@@ -41,6 +52,7 @@ struct PhaseCost {
   bool last = false;     // ... and leaves it at the end of this one
   double in_bytes = 0.0;   // the chunk's input at one NPU
   double out_bytes = 0.0;  // the chunk's output at one NPU
+  LibraryKernels kernels;
 };
 
 // A chunk of a collective at one NPU: its input (as it enters) and its
@@ -48,6 +60,7 @@ struct PhaseCost {
 struct ChunkBytes {
   double in = 0.0;
   double out = 0.0;
+  bool streamed = false;  // LibraryKernels::streamed
 };
 
 // Transfers inside one NPU (the single-GPU characterization): a copy (read
@@ -77,8 +90,9 @@ class Executor {
                           double phase_bytes, EndpointLoad& out);
   // A phase of collective `collective` (or a message, for point-to-point
   // keys) starts / ends on `members`: what an executor holds while a
-  // collective runs there.
-  virtual void phase_begin(std::uint32_t collective, std::span<const Rank> members);
+  // collective runs there. `units`: LibraryKernels::units (0: the
+  // executor's setting); a collective's phases all say the same.
+  virtual void phase_begin(std::uint32_t collective, std::span<const Rank> members, int units);
   virtual void phase_end(std::uint32_t collective, std::span<const Rank> members);
 
   // Why a collective whose chunks have these bytes can never run (one line

@@ -14,6 +14,9 @@ std::string format_study(const Study& s, const PlatformConfig& platform, const C
   std::string out = fmt::format("# acesim characterize {}: {} of {} ({} bytes)\n", s.name, to_string(req.op),
                                 format_bytes(bytes), bytes);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
+  if (std::any_of(s.rows.begin(), s.rows.end(), [](const StudyRow& r) { return r.config.ends_with('*'); })) {
+    out += "# sm channels: NCCL's, one compute unit each; *: the channels NCCL's model chooses\n";
+  }
   if (s.name == "overlap") {
     out += fmt::format("# {:<16} {:>14} {:>14} {:>10} {:>14} {:>14} {:>10}\n", "config", "kernel(us)", "overlapped",
                        "slowdown", "coll(us)", "overlapped", "slowdown");

@@ -22,7 +22,9 @@ std::string describe_platform(const PlatformConfig& p) {
                         s.links_per_neighbour, s.bandwidth_GBps, s.latency_ns);
     for (const KindParam& kp : s.params) dims += fmt::format(" {} {:g}", kp.name, kp.value);
   }
-  const std::string executor = describe_executor(p.npu);
+  std::string executor = describe_executor(p.npu);
+  // NCCL's kernels hold one unit per channel; the setting serves the rest.
+  if (p.collectives.nccl.enabled && p.npu.executor == "sm") executor += ", NCCL's: one per channel";
   std::string chunking = fmt::format("{} chunks", p.collectives.chunks);
   if (p.collectives.max_chunk_bytes > 0) chunking += fmt::format(" of at most {}", format_bytes(p.collectives.max_chunk_bytes));
   return fmt::format("{} NPUs [{}]; backend {}; executor {}; HBM {:g} GB/s; {}, {} active per dimension, {}", n, dims,

@@ -20,8 +20,14 @@
 namespace acesim {
 namespace {
 
-// SRAM a chunk holds at each NPU from entry to exit.
-double footprint(const ChunkBytes& chunk) { return std::max(chunk.in, chunk.out); }
+// SRAM a chunk holds at each NPU from entry to exit. A streamed chunk (a
+// library's pipeline: NCCL's channels and slices) never sits whole in the
+// SRAM: its slices cycle through a buffer of at most half of it, the other
+// half left to a second collective (docs/model.md, "ace executor").
+double footprint(const ChunkBytes& chunk, double sram) {
+  const double whole = std::max(chunk.in, chunk.out);
+  return chunk.streamed ? std::min(whole, sram / 2.0) : whole;
+}
 
 class AceExecutor final : public Executor {
  public:
@@ -59,8 +65,8 @@ class AceExecutor final : public Executor {
   }
 
   std::string unfit_reason(const ChunkBytes& chunk) const override {
-    const double f = footprint(chunk);
-    if (f <= static_cast<double>(ace_.sram_bytes)) return {};
+    const double f = footprint(chunk, sram());
+    if (f <= sram()) return {};
     return "ace: a chunk of " + std::to_string(static_cast<long long>(std::ceil(f))) +
            " bytes per NPU does not fit the ACE SRAM (communication.ace.sram = " + std::to_string(ace_.sram_bytes) +
            " bytes); split collectives into more chunks (collectives.chunks, collectives.max_chunk_bytes or --chunks)";
@@ -71,10 +77,9 @@ class AceExecutor final : public Executor {
   // is on the network (double buffering): k = ceil(footprint / (SRAM / 2)).
   // A chunk that fits runs whole, as before.
   int pieces(const ChunkBytes& chunk) const override {
-    const double f = footprint(chunk);
-    const double sram = static_cast<double>(ace_.sram_bytes);
-    if (f <= sram) return 1;
-    const double k = std::ceil(f / (sram / 2.0));
+    const double f = footprint(chunk, sram());
+    if (f <= sram()) return 1;
+    const double k = std::ceil(f / (sram() / 2.0));
     return k > 2e9 ? std::numeric_limits<int>::max() : static_cast<int>(k);
   }
 
@@ -82,8 +87,8 @@ class AceExecutor final : public Executor {
 
   bool try_enter(std::span<const Rank> members, const ChunkBytes& chunk) override {
     Endpoints& ep = endpoints();
-    const double bytes = footprint(chunk);
-    const double cap = static_cast<double>(ace_.sram_bytes);
+    const double bytes = footprint(chunk, sram());
+    const double cap = sram();
     for (Rank r : members) {
       if (ep.simulated(r) && npus_[ep.npu(r).index].sram_used + bytes > cap) return false;
     }
@@ -95,7 +100,7 @@ class AceExecutor final : public Executor {
 
   bool leave(Rank r, const ChunkBytes& chunk) override {
     State& s = npus_[endpoints().npu(r).index];
-    s.sram_used = std::max(0.0, s.sram_used - footprint(chunk));
+    s.sram_used = std::max(0.0, s.sram_used - footprint(chunk, sram()));
     return true;
   }
 
@@ -115,6 +120,8 @@ class AceExecutor final : public Executor {
     ResourceId alu = Endpoints::kNone;  // bytes reduced per second
     double sram_used = 0.0;
   };
+
+  double sram() const { return static_cast<double>(ace_.sram_bytes); }
 
   AceParams ace_;
   std::vector<State> npus_;

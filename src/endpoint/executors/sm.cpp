@@ -1,7 +1,8 @@
 // The sm executor: collective kernels on the compute units, data staged in
 // HBM at every step (NCCL-like; docs/model.md, "sm executor"). A collective
 // holds `communication.sm.units` compute units on an NPU while any of its
-// phases runs there; the held units move bytes at copy_GBps_per_unit each.
+// phases runs there, or as many as its library says (NCCL: one per
+// channel); the held units move bytes at copy_GBps_per_unit each.
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -29,7 +30,8 @@ class SmExecutor final : public Executor {
   void phase_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape,
                   double phase_bytes, EndpointLoad& out) override {
     Endpoints& ep = endpoints();
-    const double hbm_per_byte = sm_hbm_per_byte(sm_, cost.op);
+    const double hbm_per_byte =
+        cost.kernels.hbm_per_byte_sent > 0.0 ? cost.kernels.hbm_per_byte_sent : sm_hbm_per_byte(sm_, cost.op);
     const double unit_per_byte = sm_unit_cost_per_byte(sm_, cost.op);
     for (std::size_t i = 0; i < members.size(); ++i) {
       if (!ep.simulated(members[i])) continue;
@@ -42,13 +44,16 @@ class SmExecutor final : public Executor {
     }
   }
 
-  void phase_begin(std::uint32_t collective, std::span<const Rank> members) override {
+  void phase_begin(std::uint32_t collective, std::span<const Rank> members, int units) override {
     Endpoints& ep = endpoints();
+    const int held = units > 0 ? units : sm_.units;
     for (Rank r : members) {
       if (!ep.simulated(r)) continue;
-      if (++running_[key(collective, r)] == 1) {
+      Running& run = running_[key(collective, r)];
+      if (++run.phases == 1) {
+        run.units = held;
         Endpoints::Npu& n = ep.npu(r);
-        request(n, npus_[n.index].requested + sm_.units);
+        request(n, npus_[n.index].requested + held);
       }
     }
   }
@@ -59,10 +64,11 @@ class SmExecutor final : public Executor {
       if (!ep.simulated(r)) continue;
       auto it = running_.find(key(collective, r));
       if (it == running_.end()) throw std::logic_error("endpoint: phase_end without phase_begin");
-      if (--it->second == 0) {
+      if (--it->second.phases == 0) {
+        const int held = it->second.units;
         running_.erase(it);
         Endpoints::Npu& n = ep.npu(r);
-        request(n, npus_[n.index].requested - sm_.units);
+        request(n, npus_[n.index].requested - held);
       }
     }
   }
@@ -101,9 +107,16 @@ class SmExecutor final : public Executor {
     ep.sim().fluid().set_capacity(ep.sim().now(), s.units, n.units_held * sm_.copy_GBps_per_unit * 1e9);
   }
 
+  // A collective's hold on an NPU: its running phases, and the units it
+  // took when the first began (what the last gives back).
+  struct Running {
+    std::int32_t phases = 0;
+    std::int32_t units = 0;
+  };
+
   SmParams sm_;
   std::vector<State> npus_;
-  std::unordered_map<std::uint64_t, std::int32_t> running_;  // (collective, rank) -> running phases
+  std::unordered_map<std::uint64_t, Running> running_;  // (collective, rank)
 };
 
 }  // namespace

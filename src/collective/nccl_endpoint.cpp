@@ -1,0 +1,40 @@
+#include "collective/nccl_endpoint.h"
+
+namespace acesim {
+
+double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, int nranks) {
+  const double w = nccl_wire_factor(proto);  // wire bytes per data byte
+  const double n = nranks;
+  switch (algo) {
+    case NcclAlgo::kRing: {
+      // All-reduce: 2(n-1) steps send w each; the input is read at the n
+      // reduce-scatter steps that touch it, the output written at the n
+      // that finish a segment. Reduce-scatter and all-gather: n-1 sends,
+      // n + 1 user-buffer accesses.
+      const double user = op == CollectiveOp::kAllReduce ? 2.0 * n : n + 1.0;
+      const double sends = op == CollectiveOp::kAllReduce ? 2.0 * (n - 1.0) : n - 1.0;
+      return 2.0 + user / (sends * w);
+    }
+    case NcclAlgo::kTree:
+      // Up the tree: receive, read the input, reduce, send; down: receive,
+      // write the output, send. 2w sent, 4w through buffers, 2 user bytes.
+      return 2.0 + 1.0 / w;
+    case NcclAlgo::kNvls:
+      // Per GPU and byte of data: input read, NCCL buffer written (scatter),
+      // read by the switch's reducing loads, written by its multicast
+      // stores, read back and the output written (gather): 6, over
+      // (n+1)/n bytes sent.
+      return 6.0 * n / (n + 1.0);
+  }
+  return 2.0 + 1.0 / w;
+}
+
+LibraryKernels nccl_kernels(CollectiveOp op, const NcclChoice& choice, int nranks) {
+  LibraryKernels k;
+  k.units = choice.channels;  // one CTA, so one SM, per channel
+  k.hbm_per_byte_sent = nccl_hbm_per_byte_sent(op, choice.algo, choice.proto, nranks);
+  k.streamed = true;
+  return k;
+}
+
+}  // namespace acesim
