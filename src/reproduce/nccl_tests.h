@@ -25,8 +25,11 @@ struct NcclTestsTable {
   long long nodes = 1;
   std::string source;  // the file's `# source:` line
   std::vector<NcclTestsRow> rows;
-  // exp(mean |ln(acesim / measured)|) - 1: the typical factor off, either way.
-  double geomean_error() const;
+  // exp(mean |ln(acesim / measured)|) - 1: the typical factor off, either
+  // way, over the rows of at least `min_bytes` (all by default); 0 when
+  // there are none.
+  double geomean_error(double min_bytes = 0.0) const;
+  int rows_from(double min_bytes) const;
 };
 
 // Throws InputError naming the file that is missing or malformed.
