@@ -27,9 +27,14 @@ std::string describe_platform(const PlatformConfig& p) {
   if (p.collectives.nccl.enabled && p.npu.executor == "sm") executor += ", NCCL's: one per channel";
   std::string chunking = fmt::format("{} chunks", p.collectives.chunks);
   if (p.collectives.max_chunk_bytes > 0) chunking += fmt::format(" of at most {}", format_bytes(p.collectives.max_chunk_bytes));
-  return fmt::format("{} NPUs [{}]; backend {}; executor {}; HBM {:g} GB/s; {}, {} active per dimension, {}", n, dims,
-                     p.network.backend, executor, p.npu.hbm_GBps, chunking,
-                     p.collectives.active_chunks_per_dim, to_string(p.collectives.policy));
+  chunking += fmt::format(", {} active per dimension, {}", p.collectives.active_chunks_per_dim, to_string(p.collectives.policy));
+  // With NCCL's collectives the chunking serves only the operations the
+  // NCCL model does not run.
+  if (p.collectives.nccl.enabled) {
+    chunking = fmt::format("NCCL's collectives ({} tables); other operations: {}", to_string(p.collectives.nccl.arch), chunking);
+  }
+  return fmt::format("{} NPUs [{}]; backend {}; executor {}; HBM {:g} GB/s; {}", n, dims, p.network.backend, executor,
+                     p.npu.hbm_GBps, chunking);
 }
 
 namespace {
@@ -38,7 +43,9 @@ namespace {
 std::string rooted_phases_text(const PlatformConfig& platform, const CollectiveRequestSpec& req) {
   const Topology topo(platform.dims);
   std::vector<int> dims = req.dims;
-  for (int d = 0; dims.empty() && d < topo.num_dims(); ++d) dims.push_back(d);
+  if (dims.empty()) {
+    for (int d = 0; d < topo.num_dims(); ++d) dims.push_back(d);
+  }
   std::string text;
   for (const PhaseSpec& ph : build_rooted_plan(req.op, platform.collectives, topo, dims)) {
     text += fmt::format("{}{} ({})", text.empty() ? "" : " + ", to_string(ph.op), to_string(ph.algorithm));
