@@ -25,6 +25,10 @@ double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, i
       // stores, read back and the output written (gather): 6, over
       // (n+1)/n bytes sent.
       return 6.0 * n / (n + 1.0);
+    case NcclAlgo::kP2p:
+      // The sender reads its input, the receiver's NCCL buffer is written
+      // and read back, the output written: 2 user bytes per w sent.
+      return 2.0 + 2.0 / w;
   }
   return 2.0 + 1.0 / w;
 }

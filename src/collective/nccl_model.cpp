@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "algorithm/pattern.h"
 #include "registry/registry.h"
 
 namespace acesim {
@@ -59,7 +60,23 @@ double ring_hop_us(const NcclView& v, NcclProto p) {
   return v.nnodes > 1 ? std::max(hop, kNetOverheadUs * (p == NcclProto::kSimple ? 3.0 : 1.0)) : hop;
 }
 
+// NCCL's tuning has no latency for point-to-point operations; a send costs
+// what one ring step does: the ring's base latency and one hop (NVLink, or
+// the network across nodes).
+double p2p_latency_us(const NcclView& v, NcclProto p) {
+  const int ring = idx(NcclAlgo::kRing);
+  return kBaseLatUs[ring][idx(p)] + (v.nnodes > 1 ? kNetHopUs[ring][idx(p)] : kNvlinkHopUs[ring][idx(p)]);
+}
+
+// NCCL sends a peer's data with LL up to NCCL_P2P_LL_THRESHOLD (16384
+// bytes, enqueue.cc), with Simple above; no cost model decides.
+constexpr double kP2pLLThresholdBytes = 16384.0;
+NcclProto p2p_protocol(const NcclView& v, double bytes) {
+  return bytes / v.nranks <= kP2pLLThresholdBytes ? NcclProto::kLL : NcclProto::kSimple;
+}
+
 double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, double bytes, int channels) {
+  if (a == NcclAlgo::kP2p) return p2p_latency_us(v, p);
   const double base = kBaseLatUs[idx(a)][idx(p)];
   const double intra = a == NcclAlgo::kRing ? ring_hop_us(v, p) : kNvlinkHopUs[idx(a)][idx(p)];
   const NcclAlgo net_row = (v.ppn == 1 && a == NcclAlgo::kRing) ? NcclAlgo::kTree : a;
@@ -79,6 +96,7 @@ double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, d
     }
     case NcclAlgo::kTree: return base + 2.0 * ((v.ppn - 1) * intra + log2i(v.nnodes) * inter);
     case NcclAlgo::kNvls: return intra + (v.nnodes > 1 ? inter : 0.0);
+    case NcclAlgo::kP2p: break;
   }
   return base;
 }
@@ -97,6 +115,7 @@ double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
     if (caps.tree_pattern_factor) bw *= 0.85;
   }
   if (a == NcclAlgo::kNvls) bw *= v.nvls_efficiency;
+  if (a == NcclAlgo::kP2p && p == NcclProto::kLL) bw *= 0.5;  // half of an LL line is flags
   return bw;
 }
 
@@ -109,6 +128,7 @@ double algbw_ratio(const NcclView& v, CollectiveOp op, NcclAlgo a) {
     }
     case NcclAlgo::kTree: return 0.5;
     case NcclAlgo::kNvls: return 5.0 / 6.0;
+    case NcclAlgo::kP2p: return v.nranks / (v.nranks - 1.0);  // a rank sends (n-1)/n of its data
   }
   return 1.0;
 }
@@ -120,6 +140,7 @@ std::string_view to_string(NcclAlgo a) {
     case NcclAlgo::kTree: return "tree";
     case NcclAlgo::kRing: return "ring";
     case NcclAlgo::kNvls: return "nvls";
+    case NcclAlgo::kP2p: return "p2p";
   }
   return "?";
 }
@@ -134,7 +155,7 @@ std::string_view to_string(NcclProto p) {
 }
 
 std::optional<NcclAlgo> parse_nccl_algo(std::string_view s) {
-  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls}) {
+  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls, NcclAlgo::kP2p}) {
     if (normalize_name(s) == normalize_name(to_string(a))) return a;
   }
   return std::nullopt;
@@ -165,7 +186,7 @@ std::optional<NcclArch> parse_nccl_arch(std::string_view s) {
 
 std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell"}; }
 
-std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree", "nvls"}; }
+std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree", "nvls", "p2p"}; }
 std::vector<std::string> nccl_proto_names() { return {"auto", "simple", "ll", "ll128"}; }
 
 NcclView nccl_view(const Topology& topo, std::span<const int> dims) {
@@ -202,12 +223,21 @@ NcclView nccl_view(const std::vector<DimensionSpec>& dims) {
 }
 
 bool nccl_models(CollectiveOp op) {
-  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather;
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather ||
+         op == CollectiveOp::kAllToAll;
 }
 
 std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, NcclAlgo a) {
   const std::string what = std::string(to_string(a)) + " " + std::string(to_string(op));
-  if (!nccl_models(op)) return what + ": the NCCL model runs all-reduce, reduce-scatter and all-gather";
+  if (!nccl_models(op)) return what + ": the NCCL model runs all-reduce, reduce-scatter, all-gather and all-to-all";
+  if (op == CollectiveOp::kAllToAll) {
+    if (a != NcclAlgo::kP2p) return what + ": NCCL runs all-to-all as point-to-point sends; use p2p or auto";
+    if (static_cast<long long>(v.nranks) * (v.nranks - 1) > kMaxPairMessages) {
+      return what + ": " + std::to_string(v.nranks) + " ranks have too many pairs to simulate";
+    }
+    return std::nullopt;
+  }
+  if (a == NcclAlgo::kP2p) return what + ": p2p runs all-to-all only; use ring or auto";
   if (a == NcclAlgo::kTree && op != CollectiveOp::kAllReduce) return what + ": NCCL's tree runs all-reduce only; use ring";
   if (a == NcclAlgo::kNvls) {
     if (!v.nvls) {
@@ -240,6 +270,7 @@ std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double byt
                                   int channels) {
   if (nccl_unsupported(v, op, a) || v.nranks < 2) return std::nullopt;
   if (a == NcclAlgo::kNvls && p != NcclProto::kSimple) return std::nullopt;
+  if (a == NcclAlgo::kP2p && p == NcclProto::kLL128) return std::nullopt;  // p2p runs LL or Simple
   NcclCost c;
   c.latency_us = latency_us(v, op, a, p, bytes, channels);
   c.busbw_GBps = bus_bandwidth(v, a, p, channels);
@@ -264,11 +295,12 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
   }
   NcclChoice best;
   double best_time = std::numeric_limits<double>::infinity();
-  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls}) {
+  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls, NcclAlgo::kP2p}) {
     if (s.algo && *s.algo != a) continue;
     const int channels = s.channels > 0 ? s.channels : nccl_default_channels(v, a);
     for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
       if (s.proto && *s.proto != p) continue;
+      if (a == NcclAlgo::kP2p && !s.proto && p != p2p_protocol(v, bytes)) continue;
       const std::optional<NcclCost> c = nccl_cost(v, op, bytes, a, p, channels);
       if (!c || c->time_us >= best_time) continue;
       best_time = c->time_us;

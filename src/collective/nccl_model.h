@@ -19,14 +19,15 @@
 
 namespace acesim {
 
-enum class NcclAlgo { kTree, kRing, kNvls };
+// kP2p: NCCL's all-to-all, grouped point-to-point sends to every peer.
+enum class NcclAlgo { kTree, kRing, kNvls, kP2p };
 enum class NcclProto { kLL, kLL128, kSimple };
 // The GPU generation whose rows of NCCL's tuning tables apply.
 enum class NcclArch { kAmpere, kHopper, kBlackwell };
 
 std::string_view to_string(NcclAlgo a);
 std::string_view to_string(NcclProto p);
-std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);   // ring, tree, nvls
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);   // ring, tree, nvls, p2p
 std::optional<NcclProto> parse_nccl_proto(std::string_view s);  // simple, ll, ll128
 std::vector<std::string> nccl_algo_names();
 std::vector<std::string> nccl_proto_names();

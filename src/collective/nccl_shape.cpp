@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "algorithm/algorithm.h"
 #include "algorithm/nccl_patterns.h"
 
 namespace acesim {
@@ -98,6 +99,11 @@ TransferShape nccl_shape(const Topology& topo, CollectiveOp op, const NcclChoice
       shape = build_shape(topo, nccl_tree_pattern(n, ppn, choice.channels), members, with_messages);
       break;
     case NcclAlgo::kNvls: shape = nvls_shape(topo, members, with_messages); break;
+    case NcclAlgo::kP2p:
+      // Every peer's send at once, as NCCL's grouped sends and receives run;
+      // across rails a route crosses NVLink first (PXN).
+      shape = build_shape(topo, make_pattern(op, algorithm("direct"), n), members, with_messages);
+      break;
   }
   // The latency step: every step pays step_ps on top of its own latency.
   ShapeStep lat;

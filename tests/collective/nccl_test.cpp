@@ -220,6 +220,23 @@ TEST(NcclSimulation, RingStepsCostTheMeanHopLatency) {
   EXPECT_NEAR(sim_us(yaml, CollectiveOp::kAllReduce, S), lat_us + 14.0 / 8.0 * S / 200e9 * 1e6, 1e-3);
 }
 
+// All-to-all as NCCL's grouped sends: every pair at once, Simple above 16
+// KiB per peer (NCCL_P2P_LL_THRESHOLD), LL below; latency one ring step
+// (base + one NVLink hop) plus the route's (2 x 500 ns through the switch).
+// 8 GPUs at 450 GB/s, 1 GiB: each sends 7/8 S over its link.
+TEST(NcclSimulation, AllToAllRunsAsPointToPointSends) {
+  const std::string yaml = nccl_yaml(8, 450, 500, false);
+  EXPECT_NEAR(sim_us(yaml, CollectiveOp::kAllToAll, kGiB), 8.4 + 3.4 + 1.0 + 7.0 / 8.0 * kGiB / 450e9 * 1e6, 1e-3);
+  // 64 KiB is 8 KiB per peer: LL, whose lines carry half data.
+  const double S = 65536.0;
+  EXPECT_NEAR(sim_us(yaml, CollectiveOp::kAllToAll, S), 6.6 + 0.6 + 1.0 + 2.0 * 7.0 / 8.0 * S / 450e9 * 1e6, 1e-3);
+  const NcclChoice c = nccl_choose(h200_node(false), CollectiveOp::kAllToAll, S, NcclSettings{true, {}, {}, 0});
+  EXPECT_EQ(c.algo, NcclAlgo::kP2p);
+  EXPECT_EQ(c.proto, NcclProto::kLL);
+  EXPECT_EQ(nccl_choose(h200_node(false), CollectiveOp::kAllToAll, 8.0 * 16385, NcclSettings{true, {}, {}, 0}).proto,
+            NcclProto::kSimple);
+}
+
 // The tree runs across nodes (full simulation) and all-gather keeps ring.
 TEST(NcclSimulation, TreeAcrossNodesAndAllGatherRun) {
   const std::string yaml = nccl_yaml(4, 450, 0, false, 4, 50, "  nccl: {algorithm: tree, protocol: simple}\n");
@@ -256,6 +273,9 @@ TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
   expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--op", "all-gather", "--algo", "tree"},
                    {"tree all-gather", "use ring"});
   expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--proto", "ll256"}, {"--proto", "ll256"});
+  expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--op", "all-to-all", "--algo", "ring"},
+                   {"ring all-to-all", "point-to-point", "use p2p or auto"});
+  expect_bad_input({"collective", "--platform", plain, "--bytes", "1MiB", "--algo", "p2p"}, {"p2p all-reduce", "all-to-all only"});
   expect_bad_input({"collective", "--platform", "ace-isca21", "--bytes", "1MiB", "--algo", "ring"},
                    {"--algo", "--library nccl"});
   const std::string ring_nvls = write("r.yaml", "topology:\n  - {kind: ring, npus: 4, bandwidth_GBps: 10, latency_ns: 0, nvls: true}\n");
