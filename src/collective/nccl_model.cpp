@@ -68,6 +68,38 @@ double p2p_latency_us(const NcclView& v, NcclProto p) {
   return kBaseLatUs[ring][idx(p)] + (v.nnodes > 1 ? kNetHopUs[ring][idx(p)] : kNvlinkHopUs[ring][idx(p)]);
 }
 
+// NVLS moves its data in chunks that NCCL shrinks for smaller messages
+// (enqueue.cc): 128 KiB (nvlsChunkSize), 64 KiB below 64 x ops x 128 KiB,
+// 32 KiB below 8 x ops x 64 KiB, 16 KiB below 2 x ops x 32 KiB, where ops =
+// channels x NVLS heads (a head per GPU of the node).
+double nvls_chunk_bytes(double bytes, double ops) {
+  double c = 131072.0;
+  if (bytes < 64.0 * ops * c) c = 65536.0;
+  if (bytes < 8.0 * ops * c) c = 32768.0;
+  if (bytes < 2.0 * ops * c) c = 16384.0;
+  return c;
+}
+
+// Calibration constant: every NVLS chunk waits this long for the switch's
+// multimem synchronisation, on top of its transfer. Set once from NVIDIA's
+// DGX H100 sample (dgxc-benchmarking, nccl-tests all_reduce): busbw steps
+// from 436.78 GB/s at 512 MiB to 466.33 at 1 GiB, where NCCL doubles the
+// chunk from 64 to 128 KiB; docs/model.md, "NCCL collectives".
+constexpr double kNvlsChunkSyncUs = 3.93;
+
+// The time NVLS loses to chunk synchronisation beyond what NCCL's
+// efficiency already holds at its largest chunk (that efficiency is NCCL's
+// large-message figure): (1 + k/c) / (1 + k/128 KiB) - 1 of the transfer,
+// k = the bytes one head's share of the rate moves in the sync time.
+double nvls_chunk_overhead_us(const NcclView& v, double bytes, int channels) {
+  const double ops = static_cast<double>(channels) * v.ppn;
+  const double rate_GBps = v.nvls_efficiency * v.intra_GBps * v.ppn / (v.ppn + 1.0);
+  const double k = kNvlsChunkSyncUs * 1e3 * rate_GBps / ops;  // bytes
+  const double c = nvls_chunk_bytes(bytes, ops);
+  const double transfer_us = bytes / (1e3 * rate_GBps);
+  return transfer_us * ((1.0 + k / c) / (1.0 + k / 131072.0) - 1.0);
+}
+
 // NCCL sends a peer's data with LL up to NCCL_P2P_LL_THRESHOLD (16384
 // bytes, enqueue.cc), with Simple above; no cost model decides.
 constexpr double kP2pLLThresholdBytes = 16384.0;
@@ -323,6 +355,9 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
     best.step_ps = ns_to_ps(1000.0 * ring_hop_us(v, best.proto));
   }
   best.base_ps = ns_to_ps(1000.0 * best.cost.latency_us) - steps * best.step_ps;
+  // NVLS's smaller chunks for smaller messages stall it longer (not part of
+  // NCCL's selection, which does not model them).
+  if (best.algo == NcclAlgo::kNvls) best.base_ps += ns_to_ps(1000.0 * nvls_chunk_overhead_us(v, bytes, best.channels));
   return best;
 }
 

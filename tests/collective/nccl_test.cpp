@@ -191,6 +191,17 @@ TEST(NcclSimulation, NvlsBusBandwidthApproachesItsFormula) {
   const double t85 = sim_us(h100, CollectiveOp::kAllReduce, S);
   EXPECT_NEAR(t85, 25.0 + 1.0 + 9.0 / 8.0 * S / (0.85 * 370.8e9) * 1e6, 1e-3);
   EXPECT_NEAR(2.0 * 7 / 8 * S / (t85 * 1e3), 490.3, 0.5);
+  // Below 64 x 128 ops x 128 KiB = 1 GiB NCCL halves the NVLS chunk, and
+  // each chunk's 3.93 us synchronisation costs k = 3.93 us x 280.16 GB/s /
+  // 128 = 8601.7 bytes of transfer: at 512 MiB the transfer takes
+  // (1 + k/64Ki) / (1 + k/128Ki) as long; at 1 GiB nothing changes.
+  const double half = 512.0 * 1048576.0;
+  const double rate = 0.85 * 370.8e9 * 8.0 / 9.0;
+  const double k = 3.93e-6 * rate / 128.0;
+  const double transfer_us = 9.0 / 8.0 * half / (0.85 * 370.8e9) * 1e6;
+  EXPECT_NEAR(sim_us(h100, CollectiveOp::kAllReduce, half),
+              25.0 + 1.0 + transfer_us * (1.0 + k / 65536.0) / (1.0 + k / 131072.0), 2e-3);
+  EXPECT_NEAR(sim_us(h100, CollectiveOp::kAllReduce, kGiB), 25.0 + 1.0 + 9.0 / 8.0 * kGiB / (0.85 * 370.8e9) * 1e6, 1e-3);
 }
 
 // Two nodes of 4 GPUs, one 50 GB/s NIC each: with 4 channels every NIC
