@@ -13,11 +13,11 @@
 namespace acesim {
 
 // Ring with `channels` rings running at once, each carrying 1/channels of
-// the data. Channel c's ring visits every node's GPUs contiguously, starting
-// at GPU c % ppn, so that it leaves each node from GPU (c - 1) % ppn to GPU
-// c % ppn of the next node: the inter-node hop of successive channels uses
-// successive NICs (rails). All-reduce: 2(n-1) steps of 1/n of the data;
-// reduce-scatter and all-gather: n-1 steps.
+// the data. Channel c's ring visits every node's GPUs contiguously: even
+// nodes from GPU c % ppn up to (c - 1) % ppn, odd nodes backwards, so every
+// crossing between nodes stays on one rail (NIC index) and successive
+// channels use successive rails. All-reduce: 2(n-1) steps of 1/n of the
+// data; reduce-scatter and all-gather: n-1 steps.
 Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels);
 
 // All-reduce as NCCL's tree runs it, pipelined, as one step in which every
