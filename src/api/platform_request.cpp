@@ -167,8 +167,12 @@ void apply_nccl_options(const CollectiveRequest& o, CollectiveOp op, PlatformCon
   if (!n.enabled) return;
   try {
     const NcclView view = nccl_view(platform.dims);
-    if (n.algo && nccl_models(op)) {
-      if (auto why = nccl_unsupported(view, op, *n.algo)) throw InputError("--algo: " + *why);
+    // The platform's own forced algorithm does not apply to all-to-all
+    // (nccl_choose); one given on the command line must fit the operation.
+    if (n.algo && nccl_models(op) && (o.algo || op != CollectiveOp::kAllToAll)) {
+      if (auto why = nccl_unsupported(view, op, *n.algo)) {
+        throw InputError((o.algo ? "--algo: " : "collectives.nccl.algorithm: ") + *why);
+      }
     }
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("--library nccl: ") + e.what());

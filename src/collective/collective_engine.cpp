@@ -248,6 +248,7 @@ void CollectiveEngine::members(const Collective& c, int phase, long long instanc
 void CollectiveEngine::plan_nccl(Collective& c, std::span<const int> dims) {
   const NcclView view = nccl_view(topo_, dims);
   if (view.nranks < 2) return;  // nothing to move: the usual empty plan
+  if (!nccl_runs(view, c.req.op)) return;  // beyond the model's p2p limit: the platform's plan
   c.nccl = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
   c.nccl_ppn = view.ppn;
   c.kernels = nccl_kernels(c.req.op, *c.nccl, view.nranks);

@@ -26,12 +26,11 @@ struct ArchCaps {
   double ring_ll128_per_ch;
   std::array<double, 3> tree_ll128_per_ch;
   std::array<double, 3> tree_per_ch;
-  bool tree_pattern_factor;  // Hopper and later scale the tree by 0.85
 };
 constexpr std::array<ArchCaps, 3> kArchCaps = {{
-    {{87.7, 22.5, 19.0}, 20.0, {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}, false},      // Ampere
-    {{141.0, 45.0, 35.0}, 36.7, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}, true},      // Hopper
-    {{282.0, 90.0, 70.0}, 73.4, {73.4, 73.4, 58.0}, {77.4, 82.8, 72.0}, true},      // Blackwell
+    {{87.7, 22.5, 19.0}, 20.0, {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}},  // Ampere
+    {{141.0, 45.0, 35.0}, 36.7, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}},  // Hopper
+    {{282.0, 90.0, 70.0}, 73.4, {73.4, 73.4, 58.0}, {77.4, 82.8, 72.0}},  // Blackwell
 }};
 // treeCorrectionFactor[proto][log2(bytes / 64)], 64 B .. 256 MiB.
 constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
@@ -144,7 +143,7 @@ double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
     bw = std::min(bw * 0.92, channels * caps.tree_per_ch[nc]);
     if (p == NcclProto::kLL) bw = std::min(bw / 3.8, caps.ll_max[nc]);
     if (p == NcclProto::kLL128) bw = std::min(bw * (v.nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * caps.tree_ll128_per_ch[nc]);
-    if (caps.tree_pattern_factor) bw *= 0.85;
+    bw *= 0.85;  // NCCL's factor for its TREE pattern; acesim does not run NCCL's topology search
   }
   if (a == NcclAlgo::kNvls) bw *= v.nvls_efficiency;
   if (a == NcclAlgo::kP2p && p == NcclProto::kLL) bw *= 0.5;  // half of an LL line is flags
@@ -264,8 +263,9 @@ std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, 
   if (!nccl_models(op)) return what + ": the NCCL model runs all-reduce, reduce-scatter, all-gather and all-to-all";
   if (op == CollectiveOp::kAllToAll) {
     if (a != NcclAlgo::kP2p) return what + ": NCCL runs all-to-all as point-to-point sends; use p2p or auto";
-    if (static_cast<long long>(v.nranks) * (v.nranks - 1) > kMaxPairMessages) {
-      return what + ": " + std::to_string(v.nranks) + " ranks have too many pairs to simulate";
+    if (v.nranks > kMaxP2pRanks) {
+      return what + ": " + std::to_string(v.nranks) + " ranks have too many pairs to simulate one by one (at most " +
+             std::to_string(kMaxP2pRanks) + "); use --library acesim";
     }
     return std::nullopt;
   }
@@ -316,23 +316,36 @@ std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double byt
   return c;
 }
 
+bool nccl_runs(const NcclView& v, CollectiveOp op) {
+  return nccl_models(op) && (op != CollectiveOp::kAllToAll || v.nranks <= kMaxP2pRanks);
+}
+
 NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, const NcclSettings& s) {
   NcclView v = view;
   v.arch = s.arch;
-  if (s.algo) {
-    if (auto why = nccl_unsupported(v, op, *s.algo)) throw std::invalid_argument(*why);
+  // NCCL_ALGO and LL128 do not apply to point-to-point sends: a platform's
+  // forced algorithm or protocol leaves all-to-all as NCCL runs it.
+  const bool p2p_op = op == CollectiveOp::kAllToAll;
+  const NcclAlgo no_algo = static_cast<NcclAlgo>(-1);
+  const NcclProto no_proto = static_cast<NcclProto>(-1);
+  NcclAlgo forced_algo = s.algo.value_or(no_algo);
+  NcclProto forced_proto = s.proto.value_or(no_proto);
+  if (p2p_op && forced_algo != NcclAlgo::kP2p) forced_algo = no_algo;
+  if (p2p_op && forced_proto == NcclProto::kLL128) forced_proto = no_proto;
+  if (forced_algo != no_algo) {
+    if (auto why = nccl_unsupported(v, op, forced_algo)) throw std::invalid_argument(*why);
   }
-  if (s.algo == NcclAlgo::kNvls && s.proto && *s.proto != NcclProto::kSimple) {
+  if (forced_algo == NcclAlgo::kNvls && forced_proto != no_proto && forced_proto != NcclProto::kSimple) {
     throw std::invalid_argument("nvls runs the simple protocol only; use --proto simple or auto");
   }
   NcclChoice best;
   double best_time = std::numeric_limits<double>::infinity();
   for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls, NcclAlgo::kP2p}) {
-    if (s.algo && *s.algo != a) continue;
+    if (forced_algo != no_algo && forced_algo != a) continue;
     const int channels = s.channels > 0 ? s.channels : nccl_default_channels(v, a);
     for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
-      if (s.proto && *s.proto != p) continue;
-      if (a == NcclAlgo::kP2p && !s.proto && p != p2p_protocol(v, bytes)) continue;
+      if (forced_proto != no_proto && forced_proto != p) continue;
+      if (a == NcclAlgo::kP2p && forced_proto == no_proto && p != p2p_protocol(v, bytes)) continue;
       const std::optional<NcclCost> c = nccl_cost(v, op, bytes, a, p, channels);
       if (!c || c->time_us >= best_time) continue;
       best_time = c->time_us;
@@ -366,8 +379,12 @@ std::string nccl_asymmetry(const NcclSettings& s, const std::vector<DimensionSpe
   int spanning = 0;
   for (const DimensionSpec& d : dims) spanning += d.npus > 1 ? 1 : 0;
   if (spanning > 1) return "NCCL collectives across nodes";
-  if (!dims.empty() && s.channels > 0 && s.channels % dims[0].npus != 0) {
-    return "NCCL channels not a multiple of the GPUs per node";
+  // Channels starting on different GPUs run the same ring only when every
+  // GPU starts as many: the defaults (24, NVLS 16) or the forced count.
+  if (!dims.empty()) {
+    const int ppn = dims[0].npus;
+    const bool uneven = s.channels > 0 ? s.channels % ppn != 0 : (24 % ppn != 0 || 16 % ppn != 0);
+    if (uneven) return "NCCL channels not a multiple of the GPUs per node";
   }
   return "";
 }

@@ -64,6 +64,13 @@ NcclView nccl_view(const std::vector<DimensionSpec>& dims);
 
 // Operations the model runs; others keep the platform's own plan.
 bool nccl_models(CollectiveOp op);
+// All-to-all runs as every pair's send, simulated pair by pair: up to this
+// many ranks (4.2 M pairs, about 1.6 s and 400 MB); larger groups keep the
+// platform's plan.
+inline constexpr int kMaxP2pRanks = 2048;
+// Whether the model runs `op` on the group `v` (nccl_models, and the p2p
+// size limit).
+bool nccl_runs(const NcclView& v, CollectiveOp op);
 // Why NCCL cannot run `op` with `a` here (one line, saying what would
 // work), or nullopt.
 std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, NcclAlgo a);

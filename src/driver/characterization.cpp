@@ -115,7 +115,7 @@ int nccl_channels(const PlatformConfig& p, const CollectiveRequestSpec& req, std
     for (int d = 0; d < topo.num_dims(); ++d) dims.push_back(d);
   }
   const NcclView view = nccl_view(topo, dims);
-  if (view.nranks < 2) return 0;
+  if (view.nranks < 2 || !nccl_runs(view, req.op)) return 0;
   return nccl_choose(view, req.op, static_cast<double>(bytes), p.collectives.nccl).channels;
 }
 

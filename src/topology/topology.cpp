@@ -22,6 +22,9 @@ void check_dimension(const DimensionSpec& s, std::size_t d) {
     throw std::invalid_argument(where + "latency must be >= 0 ns");
   }
   if (s.links_per_neighbour < 1) throw std::invalid_argument(where + "links per neighbour must be >= 1");
+  if (!(s.nvls_efficiency > 0.0 && s.nvls_efficiency <= 1.0)) {
+    throw std::invalid_argument(where + "nvls efficiency must be in (0, 1]");
+  }
 }
 
 std::shared_ptr<const DimensionFabric> build_fabric(const DimensionSpec& s, std::size_t d) {

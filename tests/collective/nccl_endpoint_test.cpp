@@ -46,6 +46,9 @@ TEST(NcclEndpoint, HbmBytesPerByteSentInClosedForm) {
   EXPECT_DOUBLE_EQ(nccl_hbm_per_byte_sent(ar, NcclAlgo::kTree, kLL, 32), 2.5);
   // NVLS: 6 bytes per data byte over (n+1)/n sent.
   EXPECT_DOUBLE_EQ(nccl_hbm_per_byte_sent(ar, NcclAlgo::kNvls, kSimple, 8), 6.0 * 8.0 / 9.0);
+  // p2p: input read and output written (2 user bytes) per w sent.
+  EXPECT_DOUBLE_EQ(nccl_hbm_per_byte_sent(CollectiveOp::kAllToAll, NcclAlgo::kP2p, kSimple, 8), 4.0);
+  EXPECT_DOUBLE_EQ(nccl_hbm_per_byte_sent(CollectiveOp::kAllToAll, NcclAlgo::kP2p, kLL, 8), 3.0);
 }
 
 TEST(NcclEndpoint, SmHoldsOneUnitPerChannelAndTheProtocolsHbmTraffic) {

@@ -123,6 +123,18 @@ TEST(NcclModel, CapsFollowTheGpuArchitecture) {
   NcclSettings s{true, NcclAlgo::kRing, NcclProto::kLL, 24};
   s.arch = NcclArch::kAmpere;
   EXPECT_NEAR(nccl_choose(v, CollectiveOp::kAllReduce, kGiB, s).cost.busbw_GBps, 87.7, 1e-9);
+  // Blackwell's rows: LL min(282, 0.5 x 721.8) = 282; tree Simple
+  // min(0.92 x 721.8, 24 x 77.4) x 0.85 = 564.4.
+  v.intra_GBps = 721.8;
+  v.arch = NcclArch::kBlackwell;
+  EXPECT_NEAR(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kRing, NcclProto::kLL, 24)->busbw_GBps, 282.0, 1e-9);
+  EXPECT_NEAR(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kTree, NcclProto::kSimple, 24)->busbw_GBps,
+              0.92 * 721.8 * 0.85, 1e-9);
+  // NVLS's bus bandwidth carries the switch's efficiency.
+  v.nvls = true;
+  v.nvls_efficiency = 0.74;
+  EXPECT_NEAR(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kNvls, NcclProto::kSimple, 16)->busbw_GBps,
+              0.74 * 721.8, 1e-9);
   EXPECT_EQ(parse_nccl_arch("Blackwell"), NcclArch::kBlackwell);
   EXPECT_FALSE(parse_nccl_arch("volta"));
 }
@@ -246,6 +258,40 @@ TEST(NcclSimulation, AllToAllRunsAsPointToPointSends) {
   EXPECT_EQ(c.proto, NcclProto::kLL);
   EXPECT_EQ(nccl_choose(h200_node(false), CollectiveOp::kAllToAll, 8.0 * 16385, NcclSettings{true, {}, {}, 0}).proto,
             NcclProto::kSimple);
+  // A platform's forced algorithm and LL128 apply to collectives, not to
+  // NCCL's point-to-point sends (as NCCL_ALGO and NCCL_PROTO): the
+  // all-to-all still runs p2p, with the threshold's protocol.
+  const NcclChoice forced =
+      nccl_choose(h200_node(false), CollectiveOp::kAllToAll, S, NcclSettings{true, NcclAlgo::kRing, NcclProto::kLL128, 0});
+  EXPECT_EQ(forced.algo, NcclAlgo::kP2p);
+  EXPECT_EQ(forced.proto, NcclProto::kLL);
+  const std::string ring = nccl_yaml(8, 450, 500, false, 1, 50, "  nccl: {algorithm: ring, protocol: ll128}\n");
+  EXPECT_NEAR(sim_us(ring, CollectiveOp::kAllToAll, kGiB), 8.4 + 3.4 + 1.0 + 7.0 / 8.0 * kGiB / 450e9 * 1e6, 1e-3);
+  // Beyond 2048 ranks the pairs are too many to simulate one by one: the
+  // platform's own plan runs instead.
+  NcclView big = h200_node(false);
+  big.nranks = 4096;
+  big.nnodes = 512;
+  EXPECT_FALSE(nccl_runs(big, CollectiveOp::kAllToAll));
+  EXPECT_TRUE(nccl_runs(big, CollectiveOp::kAllReduce));
+  big.nranks = 2048;
+  EXPECT_TRUE(nccl_runs(big, CollectiveOp::kAllToAll));
+}
+
+// One rank stands for a node only when every GPU starts as many channels:
+// 8 GPUs with the default 24 (ring) and 16 (NVLS) channels, not 16 GPUs.
+TEST(NcclModel, OneNodeIsSymmetricWhenChannelsSpreadEvenly) {
+  const NcclSettings s{true, {}, {}, 0};
+  auto node = [](int npus) {
+    DimensionSpec d;
+    d.kind = DimKind("switch");
+    d.npus = npus;
+    return std::vector<DimensionSpec>{d};
+  };
+  EXPECT_EQ(nccl_asymmetry(s, node(8)), "");
+  EXPECT_EQ(nccl_asymmetry(s, node(16)), "NCCL channels not a multiple of the GPUs per node");
+  EXPECT_EQ(nccl_asymmetry(NcclSettings{true, {}, {}, 32}, node(16)), "");
+  EXPECT_EQ(nccl_asymmetry(NcclSettings{true, {}, {}, 12}, node(8)), "NCCL channels not a multiple of the GPUs per node");
 }
 
 // The tree runs across nodes (full simulation) and all-gather keeps ring.
