@@ -2,7 +2,7 @@
 
 namespace acesim {
 
-double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, int nranks) {
+double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, int nranks, int ppn) {
   const double w = nccl_wire_factor(proto);  // wire bytes per data byte
   const double n = nranks;
   switch (algo) {
@@ -25,14 +25,22 @@ double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, i
       // stores, read back and the output written (gather): 6, over
       // (n+1)/n bytes sent.
       return 6.0 * n / (n + 1.0);
+    case NcclAlgo::kNvlsTree: {
+      // NVLS's 6 inside the node, and the reduced 1/ppn share written to
+      // the network's send buffer and read by the NIC, written by the NIC
+      // and read back on its way down: (6 + 4/ppn) over (ppn+2)/ppn bytes
+      // sent (NVLink (ppn+1)/ppn, the NIC 1/ppn on two nodes).
+      const double g = ppn > 0 ? ppn : n;
+      return (6.0 * g + 4.0) / (g + 2.0);
+    }
   }
   return 2.0 + 1.0 / w;
 }
 
-LibraryKernels nccl_kernels(CollectiveOp op, const NcclChoice& choice, int nranks) {
+LibraryKernels nccl_kernels(CollectiveOp op, const NcclChoice& choice, int nranks, int ppn) {
   LibraryKernels k;
   k.units = choice.channels;  // one CTA, so one SM, per channel
-  k.hbm_per_byte_sent = nccl_hbm_per_byte_sent(op, choice.algo, choice.proto, nranks);
+  k.hbm_per_byte_sent = nccl_hbm_per_byte_sent(op, choice.algo, choice.proto, nranks, ppn);
   k.streamed = true;
   return k;
 }

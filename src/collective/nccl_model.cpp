@@ -11,12 +11,12 @@
 namespace acesim {
 namespace {
 
-// Indices [algo][proto]: algo Tree, Ring, NVLS; proto LL, LL128, Simple.
-// NCCL 2.23+ src/graph/tuning.cc (docs/model.md, "NCCL collectives").
-using Table = std::array<std::array<double, 3>, 3>;
-constexpr Table kBaseLatUs = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0.0, 0.0, 0.0}}};
-constexpr Table kNvlinkHopUs = {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}}};
-constexpr Table kNetHopUs = {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}}};
+// Indices [algo][proto]: algo Tree, Ring, NVLS, NVLS-tree; proto LL, LL128,
+// Simple. NCCL 2.23+ src/graph/tuning.cc (docs/model.md, "NCCL collectives").
+using Table = std::array<std::array<double, 3>, 4>;
+constexpr Table kBaseLatUs = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}};
+constexpr Table kNvlinkHopUs = {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}, {0.0, 0.0, 25.0}}};
+constexpr Table kNetHopUs = {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}, {0.0, 0.0, 14.0}}};
 constexpr double kNetOverheadUs = 1.0;  // NCCL_NET_OVERHEAD default on non-AMD hosts
 // Per-architecture caps (GB/s), indexed by nodes 1 / 2 / more: llMaxBws,
 // perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws.
@@ -79,6 +79,7 @@ double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, d
     }
     case NcclAlgo::kTree: return base + 2.0 * ((v.ppn - 1) * intra + log2i(v.nnodes) * inter);
     case NcclAlgo::kNvls: return intra + (v.nnodes > 1 ? inter : 0.0);
+    case NcclAlgo::kNvlsTree: return base + intra + 2.0 * log2i(v.nnodes) * inter;
   }
   return base;
 }
@@ -97,6 +98,12 @@ double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
     if (caps.tree_pattern_factor) bw *= 0.85;
   }
   if (a == NcclAlgo::kNvls) bw *= v.nvls_efficiency;
+  // The switch's efficiency slows the NVLink half; beyond two nodes every
+  // NIC carries two trees' worth (a node inner in one tree, a leaf in the
+  // other), so the network counts half.
+  if (a == NcclAlgo::kNvlsTree) {
+    bw = std::min(v.intra_GBps * v.nvls_efficiency, v.nnodes <= 2 ? v.inter_GBps : v.inter_GBps / 2.0);
+  }
   return bw;
 }
 
@@ -108,7 +115,8 @@ double algbw_ratio(const NcclView& v, CollectiveOp op, NcclAlgo a) {
       return v.nranks / nsteps;
     }
     case NcclAlgo::kTree: return 0.5;
-    case NcclAlgo::kNvls: return 5.0 / 6.0;
+    case NcclAlgo::kNvls:
+    case NcclAlgo::kNvlsTree: return 5.0 / 6.0;
   }
   return 1.0;
 }
@@ -120,6 +128,7 @@ std::string_view to_string(NcclAlgo a) {
     case NcclAlgo::kTree: return "tree";
     case NcclAlgo::kRing: return "ring";
     case NcclAlgo::kNvls: return "nvls";
+    case NcclAlgo::kNvlsTree: return "nvls-tree";
   }
   return "?";
 }
@@ -134,7 +143,7 @@ std::string_view to_string(NcclProto p) {
 }
 
 std::optional<NcclAlgo> parse_nccl_algo(std::string_view s) {
-  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls}) {
+  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls, NcclAlgo::kNvlsTree}) {
     if (normalize_name(s) == normalize_name(to_string(a))) return a;
   }
   return std::nullopt;
@@ -165,7 +174,7 @@ std::optional<NcclArch> parse_nccl_arch(std::string_view s) {
 
 std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell"}; }
 
-std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree", "nvls"}; }
+std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree", "nvls", "nvls-tree"}; }
 std::vector<std::string> nccl_proto_names() { return {"auto", "simple", "ll", "ll128"}; }
 
 NcclView nccl_view(const Topology& topo, std::span<const int> dims) {
@@ -214,16 +223,25 @@ std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, 
       return what + ": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree";
     }
     if (op != CollectiveOp::kAllReduce) return what + ": NVLS is modelled for all-reduce only; use ring";
-    if (v.nnodes > 1) return what + ": NVLS across nodes runs as NVLS-tree, not modelled yet; use ring or tree";
+    if (v.nnodes > 1) {
+      return what + ": NVLS across nodes needs CollNet, which is not modelled; use nvls-tree, ring or tree";
+    }
+  }
+  if (a == NcclAlgo::kNvlsTree) {
+    if (!v.nvls) {
+      return what + ": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree";
+    }
+    if (op != CollectiveOp::kAllReduce) return what + ": NCCL's NVLS-tree runs all-reduce only; use ring";
+    if (v.nnodes < 2) return what + ": NCCL disables NVLS-tree on one node; use nvls";
   }
   return std::nullopt;
 }
 
 int nccl_default_channels(const NcclView& v, NcclAlgo a) {
-  // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16.
-  // Across nodes, rounded up to a multiple of the GPUs per node, so that
-  // every NIC carries as many channels.
-  const int c = a == NcclAlgo::kNvls ? 16 : 24;
+  // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16;
+  // NVLS-tree runs on NVLS's channels. Across nodes, rounded up to a
+  // multiple of the GPUs per node, so that every NIC carries as many.
+  const int c = a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree ? 16 : 24;
   return v.nnodes > 1 ? (c + v.ppn - 1) / v.ppn * v.ppn : c;
 }
 
@@ -239,7 +257,7 @@ double nccl_wire_factor(NcclProto p) {
 std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double bytes, NcclAlgo a, NcclProto p,
                                   int channels) {
   if (nccl_unsupported(v, op, a) || v.nranks < 2) return std::nullopt;
-  if (a == NcclAlgo::kNvls && p != NcclProto::kSimple) return std::nullopt;
+  if ((a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree) && p != NcclProto::kSimple) return std::nullopt;
   NcclCost c;
   c.latency_us = latency_us(v, op, a, p, bytes, channels);
   c.busbw_GBps = bus_bandwidth(v, a, p, channels);
@@ -259,12 +277,13 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
   if (s.algo) {
     if (auto why = nccl_unsupported(v, op, *s.algo)) throw std::invalid_argument(*why);
   }
-  if (s.algo == NcclAlgo::kNvls && s.proto && *s.proto != NcclProto::kSimple) {
-    throw std::invalid_argument("nvls runs the simple protocol only; use --proto simple or auto");
+  if ((s.algo == NcclAlgo::kNvls || s.algo == NcclAlgo::kNvlsTree) && s.proto && *s.proto != NcclProto::kSimple) {
+    throw std::invalid_argument(std::string(to_string(*s.algo)) +
+                                " runs the simple protocol only; use --proto simple or auto");
   }
   NcclChoice best;
   double best_time = std::numeric_limits<double>::infinity();
-  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls}) {
+  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls, NcclAlgo::kNvlsTree}) {
     if (s.algo && *s.algo != a) continue;
     const int channels = s.channels > 0 ? s.channels : nccl_default_channels(v, a);
     for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
@@ -284,7 +303,8 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
   }
   best.wire_factor = nccl_wire_factor(best.proto);
   // The ring pays NCCL's hop latency inside a node per step; the rest of
-  // NCCL's latency, and all of it for the pipelined tree and NVLS, once.
+  // NCCL's latency, and all of it for the pipelined tree, NVLS and
+  // NVLS-tree, once.
   long long steps = 0;
   if (best.algo == NcclAlgo::kRing) {
     steps = op == CollectiveOp::kAllReduce ? 2LL * (v.nranks - 1) : v.nranks - 1LL;
