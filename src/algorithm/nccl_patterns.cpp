@@ -114,4 +114,39 @@ Pattern nccl_nvls_tree_pattern(int n, int ppn) {
   return pat;
 }
 
+Pattern nccl_collnet_direct_pattern(int n, int ppn) {
+  check_group(n, ppn, 1);
+  Messages msgs;
+  for (int base = 0; base < n; base += ppn) {
+    for (int i = 0; i < ppn; ++i) {
+      for (int j = 0; j < ppn; ++j) {
+        if (i != j) msgs[{base + i, base + j}] += 2.0 / ppn;
+      }
+    }
+  }
+  Pattern pat;
+  pat.steps.push_back(to_step(msgs, 1));
+  return pat;
+}
+
+Pattern nccl_collnet_chain_pattern(int n, int ppn, int channels) {
+  check_group(n, ppn, channels);
+  Messages msgs;
+  const double w = 1.0 / channels;
+  for (int c = 0; c < channels; ++c) {
+    const int head = c % ppn;
+    for (int base = 0; base < n; base += ppn) {
+      for (int k = 1; k < ppn; ++k) {
+        const int a = base + (head + k) % ppn;
+        const int b = base + (head + k - 1) % ppn;
+        msgs[{a, b}] += w;  // reduce toward the head
+        msgs[{b, a}] += w;  // broadcast back
+      }
+    }
+  }
+  Pattern pat;
+  pat.steps.push_back(to_step(msgs, 1));
+  return pat;
+}
+
 }  // namespace acesim

@@ -43,4 +43,14 @@ Pattern nccl_tree_pattern(int n, int ppn, int channels);
 // NVLink traffic is no member-to-member pattern (collective/nccl_shape.h).
 Pattern nccl_nvls_tree_pattern(int n, int ppn);
 
+// The NVLink traffic of NCCL's CollNet all-reduce (the network's switches
+// reduce across nodes; collective/nccl_shape.h adds their traffic), one
+// pipelined step. Direct: every GPU heads 1/ppn of the data; it sends each
+// other GPU of its node that GPU's share to reduce (scatter) and each
+// other GPU its own reduced share back (broadcast): 2/ppn per ordered pair.
+// Chain: channel c's chain inside each node ends at its head GPU c % ppn,
+// every chain edge carrying the channel's data once each way.
+Pattern nccl_collnet_direct_pattern(int n, int ppn);
+Pattern nccl_collnet_chain_pattern(int n, int ppn, int channels);
+
 }  // namespace acesim

@@ -15,9 +15,12 @@ double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, i
       const double sends = op == CollectiveOp::kAllReduce ? 2.0 * (n - 1.0) : n - 1.0;
       return 2.0 + user / (sends * w);
     }
+    case NcclAlgo::kCollNetDirect:
+    case NcclAlgo::kCollNetChain:
     case NcclAlgo::kTree:
       // Up the tree: receive, read the input, reduce, send; down: receive,
       // write the output, send. 2w sent, 4w through buffers, 2 user bytes.
+      // CollNet's heads do the same with the network's switch as parent.
       return 2.0 + 1.0 / w;
     case NcclAlgo::kNvls:
       // Per GPU and byte of data: input read, NCCL buffer written (scatter),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <stdexcept>
 #include <vector>
 
@@ -142,6 +143,65 @@ void pipeline_ring_latency(const Topology& topo, const Pattern& pattern, std::sp
   }
 }
 
+// SHARP (CollNet): member i sends `share[i]` of the data up to its rail's
+// switch, which reduces it across the nodes and sends the result back down:
+// share[i] on every link from the GPU to the switch and from it back.
+void add_sharp_loads(const Topology& topo, std::span<const Rank> members, int ppn, const std::vector<double>& share,
+                     ShapeStep& st, TransferShape& shape) {
+  const std::size_t n = members.size();
+  const auto group = static_cast<std::size_t>(ppn);
+  std::vector<LinkId> up;
+  std::vector<LinkId> down;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (share[i] <= 0.0) continue;
+    const Rank r = members[i];
+    const Rank peer = members[(i + group) % n];  // the same GPU of the next node: same rail
+    up.clear();
+    down.clear();
+    topo.route(r, peer, up);
+    topo.route(peer, r, down);
+    const auto into_switch = [&](LinkId l) { return topo.node_kind(topo.link(l).dst_node) == NodeKind::kSwitch; };
+    if (std::count_if(up.begin(), up.end(), into_switch) != 1) {
+      throw std::invalid_argument("collnet: the scale-out is not one switch per rail");
+    }
+    const auto to_switch = static_cast<std::size_t>(std::find_if(up.begin(), up.end(), into_switch) - up.begin()) + 1;
+    up.resize(to_switch);
+    down.erase(down.begin(), down.end() - static_cast<std::ptrdiff_t>(to_switch));
+    TimePs lat = 0;
+    for (const std::vector<LinkId>* half : {&up, &down}) {
+      for (LinkId l : *half) {
+        const Link link = topo.link(l);
+        st.loads.push_back({l, share[i]});
+        shape.bytes_per_dim[link.dim] += share[i];
+        lat += link.latency_ps;
+      }
+    }
+    st.max_latency_ps = std::max(st.max_latency_ps, lat);
+    shape.link_traffic.push_back({r, topo.link(up.front()).dim, share[i], share[i]});
+    shape.originated[i] += share[i];
+    shape.terminated[i] += share[i];
+  }
+}
+
+// CollNet all-reduce across nodes: NVLink traffic inside each node (its
+// pattern, algorithm/nccl_patterns.h) and each head's share through the
+// in-network reduction, pipelined as one step. Direct: every GPU heads
+// 1/ppn; chain: GPU g heads the channels c with c % ppn == g.
+TransferShape collnet_shape(const Topology& topo, const NcclChoice& choice, int ppn, std::span<const Rank> members,
+                            bool with_messages) {
+  const int n = static_cast<int>(members.size());
+  const bool direct = choice.algo == NcclAlgo::kCollNetDirect;
+  const Pattern intra = direct ? nccl_collnet_direct_pattern(n, ppn) : nccl_collnet_chain_pattern(n, ppn, choice.channels);
+  TransferShape shape = build_shape(topo, intra, members, with_messages);
+  std::vector<double> share(members.size(), direct ? 1.0 / ppn : 0.0);
+  for (int c = 0; !direct && c < choice.channels; ++c) {
+    for (int base = 0; base < n; base += ppn) share[static_cast<std::size_t>(base + c % ppn)] += 1.0 / choice.channels;
+  }
+  ShapeStep st = std::move(shape.steps.at(0));
+  add_sharp_loads(topo, members, ppn, share, st, shape);
+  return one_step(topo, std::move(st), std::move(shape), with_messages);
+}
+
 }  // namespace
 
 TransferShape nccl_shape(const Topology& topo, CollectiveOp op, const NcclChoice& choice, int ppn,
@@ -160,6 +220,8 @@ TransferShape nccl_shape(const Topology& topo, CollectiveOp op, const NcclChoice
       break;
     case NcclAlgo::kNvls: shape = nvls_shape(topo, members, with_messages); break;
     case NcclAlgo::kNvlsTree: shape = nvls_tree_shape(topo, members, ppn, with_messages); break;
+    case NcclAlgo::kCollNetDirect:
+    case NcclAlgo::kCollNetChain: shape = collnet_shape(topo, choice, ppn, members, with_messages); break;
   }
   // The latency step: every step pays step_ps on top of its own latency.
   ShapeStep lat;

@@ -183,6 +183,49 @@ TEST(NcclModel, NvlsTreeRefusalsSayWhatWouldWork) {
   EXPECT_NE(why->find("nvls: true"), std::string::npos) << *why;
 }
 
+// CollNet (SHARP in the scale-out's switches; NCCL 2.23+ tuning): Direct
+// latency 2 (min(1, ppn-1) x 3.7 + (ppn-1) x 0.4) + 31 us, busbw min(intra,
+// inter) x0.85 on Hopper and later; Chain 2 (ppn-1) x 2.8 + 30 us, busbw
+// min(intra, inter); algbw = busbw / 2; Simple only.
+TEST(NcclModel, CollNetCostsAreNcclsFormulas) {
+  NcclView v = h200_node(false);
+  v.intra_GBps = 370.8;
+  v.nnodes = 2;
+  v.nranks = 16;
+  v.inter_GBps = 400.0;
+  v.collnet = true;
+  const auto direct = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kCollNetDirect, NcclProto::kSimple, 24);
+  ASSERT_TRUE(direct);
+  EXPECT_NEAR(direct->latency_us, 2 * (3.7 + 7 * 0.4) + 31.0, 1e-9);
+  EXPECT_NEAR(direct->busbw_GBps, 370.8 * 0.85, 1e-9);
+  EXPECT_NEAR(direct->algbw_GBps, 370.8 * 0.85 / 2, 1e-9);
+  const auto chain = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kCollNetChain, NcclProto::kSimple, 24);
+  ASSERT_TRUE(chain);
+  EXPECT_NEAR(chain->latency_us, 2 * 7 * 2.8 + 30.0, 1e-9);
+  EXPECT_NEAR(chain->algbw_GBps, 370.8 / 2, 1e-9);
+  EXPECT_FALSE(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kCollNetChain, NcclProto::kLL, 24));
+  // A100 nodes (240 GB/s) with 200 Gb/s NICs and SHARP: Direct (44 us,
+  // 100 GB/s) beats tree and ring at 4 MiB; ring wins at 1 GiB, tree/LL at 8 B.
+  v.intra_GBps = 240.0;
+  v.inter_GBps = 200.0;
+  NcclSettings s{true, {}, {}, 0};
+  s.arch = NcclArch::kAmpere;
+  EXPECT_EQ(nccl_choose(v, CollectiveOp::kAllReduce, 4 * 1048576.0, s).algo, NcclAlgo::kCollNetDirect);
+  EXPECT_EQ(nccl_choose(v, CollectiveOp::kAllReduce, kGiB, s).algo, NcclAlgo::kRing);
+  EXPECT_EQ(nccl_choose(v, CollectiveOp::kAllReduce, 8, s).algo, NcclAlgo::kTree);
+  // Refusals.
+  v.collnet = false;
+  auto why = nccl_unsupported(v, CollectiveOp::kAllReduce, NcclAlgo::kCollNetDirect);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("sharp: true"), std::string::npos) << *why;
+  v.collnet = true;
+  why = nccl_unsupported(v, CollectiveOp::kAllGather, NcclAlgo::kCollNetChain);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("use ring"), std::string::npos) << *why;
+  EXPECT_EQ(parse_nccl_algo("CollNetDirect"), NcclAlgo::kCollNetDirect);
+  EXPECT_EQ(parse_nccl_algo("collnet_chain"), NcclAlgo::kCollNetChain);
+}
+
 // NCCL's trees between nodes (src/graph/trees.cc): the btree on 8 nodes is
 // 0 - 4, 4 - {2, 6}, 2 - {1, 3}, 6 - {5, 7}; the second tree mirrors it on
 // an even count and shifts it by one on an odd count.
@@ -344,6 +387,28 @@ TEST(NcclSimulation, NvlsTreeIsTheClosedForm) {
               81.0 + 2 * S / 4 / 50e9 * 1e6, 1e-3);
 }
 
+// CollNet on 2 nodes of 4 GPUs, latencies 0, the scale-out switch
+// reducing: NCCL's latency once, then one pipelined step. Every GPU's NVLink
+// port carries 2(ppn-1)/ppn S = 1.5 S (Direct: scatter to and broadcast
+// from the heads; Chain on 4 channels: the chains' edges), its NIC its
+// head's share S/4 up to the switch and back.
+TEST(NcclSimulation, CollNetIsTheClosedForm) {
+  const double S = kGiB;
+  const auto sharp = [](std::string y) {
+    y.replace(y.rfind("latency_ns: 0}"), 14, "latency_ns: 0, sharp: true}");
+    return y;
+  };
+  const std::string direct = "  nccl: {algorithm: collnet-direct}\n";
+  const double direct_us = 2 * (3.7 + 3 * 0.4) + 31.0;
+  EXPECT_NEAR(sim_us(sharp(nccl_yaml(4, 450, 0, false, 2, 50, direct)), CollectiveOp::kAllReduce, S),
+              direct_us + S / 4 / 50e9 * 1e6, 1e-3);
+  EXPECT_NEAR(sim_us(sharp(nccl_yaml(4, 450, 0, false, 2, 200, direct)), CollectiveOp::kAllReduce, S),
+              direct_us + 1.5 * S / 450e9 * 1e6, 1e-3);
+  const std::string chain = "  nccl: {algorithm: collnet-chain, channels: 4}\n";
+  EXPECT_NEAR(sim_us(sharp(nccl_yaml(4, 450, 0, false, 2, 50, chain)), CollectiveOp::kAllReduce, S),
+              2 * 3 * 2.8 + 30.0 + S / 4 / 50e9 * 1e6, 1e-3);
+}
+
 class NcclCli : public test::CliTest {};
 
 TEST_F(NcclCli, ResultsNameWhatRan) {
@@ -386,6 +451,13 @@ TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
                    {"NCCL disables NVLS-tree on one node; use nvls"});
   const std::string two_plain = write("two.yaml", nccl_yaml(4, 450, 500, false, 2));
   expect_bad_input({"collective", "--platform", two_plain, "--bytes", "1MiB", "--algo", "nvlstree"}, {"nvls: true", "use ring"});
+  expect_bad_input({"collective", "--platform", two_plain, "--bytes", "1MiB", "--algo", "collnet-direct"},
+                   {"collnet-direct all-reduce", "sharp: true", "use ring"});
+  const std::string node_sharp = write("ns.yaml", "topology:\n  - {kind: switch, npus: 4, bandwidth_GBps: 10, latency_ns: 0, sharp: true}\n");
+  expect_bad_input({"collective", "--platform", node_sharp, "--bytes", "1MiB"}, {"topology[0].sharp", "scale-out"});
+  const std::string ring_sharp = write("rs.yaml", "topology:\n  - {kind: switch, npus: 4, bandwidth_GBps: 10, latency_ns: 0}\n"
+                                                  "  - {kind: ring, npus: 4, bandwidth_GBps: 10, latency_ns: 0, sharp: true}\n");
+  expect_bad_input({"collective", "--platform", ring_sharp, "--bytes", "1MiB"}, {"topology[1].sharp", "kind switch or rail"});
   const std::string arch = write("g.yaml", nccl_yaml(8, 450, 500, false, 1, 50, "  nccl: {gpu_arch: hoper}\n"));
   expect_bad_input({"collective", "--platform", arch, "--bytes", "1MiB"}, {"collectives.nccl.gpu_arch", "'hoper'", "hopper"});
 }
