@@ -48,7 +48,10 @@ constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
 
 int idx(NcclAlgo a) { return static_cast<int>(a); }
 // NVLS, NVLS-tree and CollNet run NCCL's Simple protocol only.
-bool simple_only(NcclAlgo a) { return a != NcclAlgo::kTree && a != NcclAlgo::kRing; }
+bool simple_only(NcclAlgo a) {
+  return a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree || a == NcclAlgo::kCollNetDirect ||
+         a == NcclAlgo::kCollNetChain;
+}
 int idx(NcclProto p) { return static_cast<int>(p); }
 int node_class(int nnodes) { return nnodes <= 1 ? 0 : nnodes == 2 ? 1 : 2; }
 int log2i(double x) { return x < 1.0 ? 0 : static_cast<int>(std::floor(std::log2(x))); }
