@@ -23,7 +23,26 @@ void check_group(int n, int ppn, int channels) {
   }
 }
 
+// NCCL's btree (ncclGetBtree): the parent of `rank`, -1 at the root.
+int btree_parent(int rank, int nranks) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < nranks && (bit & rank) == 0) bit <<= 1;
+  const int up = (rank ^ bit) | (bit << 1);
+  return up < nranks ? up : rank ^ bit;
+}
+
 }  // namespace
+
+int nccl_dtree_parent(int tree, int node, int nodes) {
+  if (tree == 0) return btree_parent(node, nodes);
+  if (nodes % 2 == 1) {
+    const int up = btree_parent((node - 1 + nodes) % nodes, nodes);
+    return up < 0 ? -1 : (up + 1) % nodes;
+  }
+  const int up = btree_parent(nodes - 1 - node, nodes);
+  return up < 0 ? -1 : nodes - 1 - up;
+}
 
 Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels) {
   check_group(n, ppn, channels);
@@ -55,13 +74,6 @@ Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels) {
 Pattern nccl_tree_pattern(int n, int ppn, int channels) {
   check_group(n, ppn, channels);
   const int nodes = n / ppn;
-  // Parent node in tree t, or -1 at the root.
-  const auto parent = [nodes](int t, int node) {
-    if (t == 1) node = nodes - 1 - node;
-    if (node == 0) return -1;
-    const int p = (node - 1) / 2;
-    return t == 1 ? nodes - 1 - p : p;
-  };
   Messages msgs;
   const double w = 1.0 / channels;
   const auto both_ways = [&](int a, int b) {
@@ -73,8 +85,63 @@ Pattern nccl_tree_pattern(int n, int ppn, int channels) {
     for (int node = 0; node < nodes; ++node) {
       const int base = node * ppn;
       for (int k = 1; k < ppn; ++k) both_ways(base + (head + k) % ppn, base + (head + k - 1) % ppn);
-      const int up = parent(c % 2, node);
+      const int up = nccl_dtree_parent(c % 2, node, nodes);
       if (up >= 0) both_ways(base + head, up * ppn + head);
+    }
+  }
+  Pattern pat;
+  pat.steps.push_back(to_step(msgs, 1));
+  return pat;
+}
+
+Pattern nccl_nvls_tree_pattern(int n, int ppn) {
+  check_group(n, ppn, 1);
+  const int nodes = n / ppn;
+  Messages msgs;
+  const double half = 1.0 / (2.0 * ppn);
+  for (int g = 0; g < ppn; ++g) {
+    for (int t = 0; t < 2; ++t) {
+      for (int node = 0; node < nodes; ++node) {
+        const int up = nccl_dtree_parent(t, node, nodes);
+        if (up < 0) continue;
+        msgs[{node * ppn + g, up * ppn + g}] += half;  // reduce toward the root
+        msgs[{up * ppn + g, node * ppn + g}] += half;  // broadcast back
+      }
+    }
+  }
+  Pattern pat;
+  pat.steps.push_back(to_step(msgs, 1));
+  return pat;
+}
+
+Pattern nccl_collnet_direct_pattern(int n, int ppn) {
+  check_group(n, ppn, 1);
+  Messages msgs;
+  for (int base = 0; base < n; base += ppn) {
+    for (int i = 0; i < ppn; ++i) {
+      for (int j = 0; j < ppn; ++j) {
+        if (i != j) msgs[{base + i, base + j}] += 2.0 / ppn;
+      }
+    }
+  }
+  Pattern pat;
+  pat.steps.push_back(to_step(msgs, 1));
+  return pat;
+}
+
+Pattern nccl_collnet_chain_pattern(int n, int ppn, int channels) {
+  check_group(n, ppn, channels);
+  Messages msgs;
+  const double w = 1.0 / channels;
+  for (int c = 0; c < channels; ++c) {
+    const int head = c % ppn;
+    for (int base = 0; base < n; base += ppn) {
+      for (int k = 1; k < ppn; ++k) {
+        const int a = base + (head + k) % ppn;
+        const int b = base + (head + k - 1) % ppn;
+        msgs[{a, b}] += w;  // reduce toward the head
+        msgs[{b, a}] += w;  // broadcast back
+      }
     }
   }
   Pattern pat;

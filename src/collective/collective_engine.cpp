@@ -251,7 +251,7 @@ void CollectiveEngine::plan_nccl(Collective& c, std::span<const int> dims) {
   if (!nccl_runs(view, c.req.op)) return;  // beyond the model's p2p limit: the platform's plan
   c.nccl = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
   c.nccl_ppn = view.ppn;
-  c.kernels = nccl_kernels(c.req.op, *c.nccl, view.nranks);
+  c.kernels = nccl_kernels(c.req.op, *c.nccl, view.nranks, view.ppn);
   std::vector<int> spanned;
   for (int d : dims) {
     if (topo_.dim(d).npus > 1) spanned.push_back(d);

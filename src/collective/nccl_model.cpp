@@ -12,12 +12,20 @@
 namespace acesim {
 namespace {
 
-// Indices [algo][proto]: algo Tree, Ring, NVLS; proto LL, LL128, Simple.
-// NCCL 2.23+ src/graph/tuning.cc (docs/model.md, "NCCL collectives").
-using Table = std::array<std::array<double, 3>, 3>;
-constexpr Table kBaseLatUs = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0.0, 0.0, 0.0}}};
-constexpr Table kNvlinkHopUs = {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}}};
-constexpr Table kNetHopUs = {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}}};
+// Indices [algo][proto]: algo Tree, Ring, NVLS, NVLS-tree, CollNetDirect,
+// CollNetChain; proto LL, LL128, Simple. NCCL 2.23+ src/graph/tuning.cc
+// (docs/model.md, "NCCL collectives").
+using Table = std::array<std::array<double, 3>, 6>;
+constexpr Table kBaseLatUs = {
+    {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}};
+constexpr Table kNvlinkHopUs = {
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}, {0.0, 0.0, 25.0}, {0.0, 0.0, 3.7}, {0.0, 0.0, 2.8}}};
+constexpr Table kNetHopUs = {
+    {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}, {0.0, 0.0, 14.0}, {0.0, 0.0, 31.0}, {0.0, 0.0, 30.0}}};
+constexpr double kCollNetArityUs = 0.4;  // CollNetDirect's serialization per GPU of the node
+constexpr std::array<NcclAlgo, 7> kAlgos = {NcclAlgo::kTree,          NcclAlgo::kRing,         NcclAlgo::kNvls,
+                                            NcclAlgo::kNvlsTree,      NcclAlgo::kCollNetDirect, NcclAlgo::kCollNetChain,
+                                            NcclAlgo::kP2p};
 constexpr double kNetOverheadUs = 1.0;  // NCCL_NET_OVERHEAD default on non-AMD hosts
 // Per-architecture caps (GB/s), indexed by nodes 1 / 2 / more: llMaxBws,
 // perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws.
@@ -40,6 +48,11 @@ constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
 }};
 
 int idx(NcclAlgo a) { return static_cast<int>(a); }
+// NVLS, NVLS-tree and CollNet run NCCL's Simple protocol only.
+bool simple_only(NcclAlgo a) {
+  return a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree || a == NcclAlgo::kCollNetDirect ||
+         a == NcclAlgo::kCollNetChain;
+}
 int idx(NcclProto p) { return static_cast<int>(p); }
 int node_class(int nnodes) { return nnodes <= 1 ? 0 : nnodes == 2 ? 1 : 2; }
 int log2i(double x) { return x < 1.0 ? 0 : static_cast<int>(std::floor(std::log2(x))); }
@@ -127,6 +140,10 @@ double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, d
     }
     case NcclAlgo::kTree: return base + 2.0 * ((v.ppn - 1) * intra + log2i(v.nnodes) * inter);
     case NcclAlgo::kNvls: return intra + (v.nnodes > 1 ? inter : 0.0);
+    case NcclAlgo::kNvlsTree: return base + intra + 2.0 * log2i(v.nnodes) * inter;
+    case NcclAlgo::kCollNetDirect:
+      return base + 2.0 * (std::min(1, v.ppn - 1) * intra + (v.ppn - 1) * kCollNetArityUs) + inter;
+    case NcclAlgo::kCollNetChain: return base + 2.0 * (v.ppn - 1) * intra + inter;
     case NcclAlgo::kP2p: break;
   }
   return base;
@@ -147,6 +164,15 @@ double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
   }
   if (a == NcclAlgo::kNvls) bw *= v.nvls_efficiency;
   if (a == NcclAlgo::kP2p && p == NcclProto::kLL) bw *= 0.5;  // half of an LL line is flags
+  // The switch's efficiency slows the NVLink half; beyond two nodes every
+  // NIC carries two trees' worth (a node inner in one tree, a leaf in the
+  // other), so the network counts half.
+  if (a == NcclAlgo::kNvlsTree) {
+    bw = std::min(v.intra_GBps * v.nvls_efficiency, v.nnodes <= 2 ? v.inter_GBps : v.inter_GBps / 2.0);
+  }
+  // CollNetDirect: every GPU a head with its own NIC (NCCL's GPU/NIC ratio
+  // factor is 1), x0.85 on Hopper and later.
+  if (a == NcclAlgo::kCollNetDirect && v.arch != NcclArch::kAmpere) bw *= 0.85;
   return bw;
 }
 
@@ -157,8 +183,11 @@ double algbw_ratio(const NcclView& v, CollectiveOp op, NcclAlgo a) {
       const double nsteps = op == CollectiveOp::kAllReduce ? 2.0 * (v.nranks - 1) : v.nranks - 1.0;
       return v.nranks / nsteps;
     }
-    case NcclAlgo::kTree: return 0.5;
-    case NcclAlgo::kNvls: return 5.0 / 6.0;
+    case NcclAlgo::kTree:
+    case NcclAlgo::kCollNetDirect:
+    case NcclAlgo::kCollNetChain: return 0.5;
+    case NcclAlgo::kNvls:
+    case NcclAlgo::kNvlsTree: return 5.0 / 6.0;
     case NcclAlgo::kP2p: return v.nranks / (v.nranks - 1.0);  // a rank sends (n-1)/n of its data
   }
   return 1.0;
@@ -171,6 +200,9 @@ std::string_view to_string(NcclAlgo a) {
     case NcclAlgo::kTree: return "tree";
     case NcclAlgo::kRing: return "ring";
     case NcclAlgo::kNvls: return "nvls";
+    case NcclAlgo::kNvlsTree: return "nvls-tree";
+    case NcclAlgo::kCollNetDirect: return "collnet-direct";
+    case NcclAlgo::kCollNetChain: return "collnet-chain";
     case NcclAlgo::kP2p: return "p2p";
   }
   return "?";
@@ -186,7 +218,7 @@ std::string_view to_string(NcclProto p) {
 }
 
 std::optional<NcclAlgo> parse_nccl_algo(std::string_view s) {
-  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls, NcclAlgo::kP2p}) {
+  for (NcclAlgo a : kAlgos) {
     if (normalize_name(s) == normalize_name(to_string(a))) return a;
   }
   return std::nullopt;
@@ -217,7 +249,9 @@ std::optional<NcclArch> parse_nccl_arch(std::string_view s) {
 
 std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell"}; }
 
-std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree", "nvls", "p2p"}; }
+std::vector<std::string> nccl_algo_names() {
+  return {"auto", "ring", "tree", "nvls", "nvls-tree", "collnet-direct", "collnet-chain", "p2p"};
+}
 std::vector<std::string> nccl_proto_names() { return {"auto", "simple", "ll", "ll128"}; }
 
 NcclView nccl_view(const Topology& topo, std::span<const int> dims) {
@@ -247,6 +281,7 @@ NcclView nccl_view(const std::vector<DimensionSpec>& dims) {
   if (dims.size() > 1 && dims[1].npus > 1) {
     v.nnodes = dims[1].npus;
     v.inter_GBps = v.ppn * gpu_bandwidth(dims[1]);
+    v.collnet = dims[1].sharp;
     if (v.ppn == 1) v.intra_GBps = v.inter_GBps;  // one GPU per node: nothing inside
   }
   v.nranks = v.ppn * v.nnodes;
@@ -276,16 +311,33 @@ std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, 
       return what + ": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree";
     }
     if (op != CollectiveOp::kAllReduce) return what + ": NVLS is modelled for all-reduce only; use ring";
-    if (v.nnodes > 1) return what + ": NVLS across nodes runs as NVLS-tree, not modelled yet; use ring or tree";
+    if (v.nnodes > 1) {
+      return what + ": NVLS across nodes needs CollNet, which is not modelled; use nvls-tree, ring or tree";
+    }
+  }
+  if (a == NcclAlgo::kNvlsTree) {
+    if (!v.nvls) {
+      return what + ": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree";
+    }
+    if (op != CollectiveOp::kAllReduce) return what + ": NCCL's NVLS-tree runs all-reduce only; use ring";
+    if (v.nnodes < 2) return what + ": NCCL disables NVLS-tree on one node; use nvls";
+  }
+  if (a == NcclAlgo::kCollNetDirect || a == NcclAlgo::kCollNetChain) {
+    if (v.nnodes < 2) return what + ": CollNet reduces in the network, across nodes; use ring, tree or nvls";
+    if (!v.collnet) {
+      return what + ": needs a scale-out marked `sharp: true` (dimension 1, kind switch or rail); use ring or tree";
+    }
+    if (op != CollectiveOp::kAllReduce) return what + ": CollNet is modelled for all-reduce only; use ring";
   }
   return std::nullopt;
 }
 
 int nccl_default_channels(const NcclView& v, NcclAlgo a) {
-  // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16.
-  // Across nodes, rounded up to a multiple of the GPUs per node, so that
-  // every NIC carries as many channels.
-  const int c = a == NcclAlgo::kNvls ? 16 : 24;
+  // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16;
+  // NVLS-tree runs on NVLS's channels; CollNet, for want of a published
+  // figure, on the ring's. Across nodes, rounded up to a multiple of the
+  // GPUs per node, so that every NIC carries as many.
+  const int c = a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree ? 16 : 24;
   return v.nnodes > 1 ? (c + v.ppn - 1) / v.ppn * v.ppn : c;
 }
 
@@ -301,7 +353,7 @@ double nccl_wire_factor(NcclProto p) {
 std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double bytes, NcclAlgo a, NcclProto p,
                                   int channels) {
   if (nccl_unsupported(v, op, a) || v.nranks < 2) return std::nullopt;
-  if (a == NcclAlgo::kNvls && p != NcclProto::kSimple) return std::nullopt;
+  if (simple_only(a) && p != NcclProto::kSimple) return std::nullopt;
   if (a == NcclAlgo::kP2p && p == NcclProto::kLL128) return std::nullopt;  // p2p runs LL or Simple
   NcclCost c;
   c.latency_us = latency_us(v, op, a, p, bytes, channels);
@@ -335,12 +387,14 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
   if (forced_algo != no_algo) {
     if (auto why = nccl_unsupported(v, op, forced_algo)) throw std::invalid_argument(*why);
   }
-  if (forced_algo == NcclAlgo::kNvls && forced_proto != no_proto && forced_proto != NcclProto::kSimple) {
-    throw std::invalid_argument("nvls runs the simple protocol only; use --proto simple or auto");
+  if (forced_algo != no_algo && simple_only(forced_algo) && forced_proto != no_proto &&
+      forced_proto != NcclProto::kSimple) {
+    throw std::invalid_argument(std::string(to_string(forced_algo)) +
+                                " runs the simple protocol only; use --proto simple or auto");
   }
   NcclChoice best;
   double best_time = std::numeric_limits<double>::infinity();
-  for (NcclAlgo a : {NcclAlgo::kTree, NcclAlgo::kRing, NcclAlgo::kNvls, NcclAlgo::kP2p}) {
+  for (NcclAlgo a : kAlgos) {
     if (forced_algo != no_algo && forced_algo != a) continue;
     const int channels = s.channels > 0 ? s.channels : nccl_default_channels(v, a);
     for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
@@ -361,7 +415,8 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
   }
   best.wire_factor = nccl_wire_factor(best.proto);
   // The ring pays NCCL's hop latency inside a node per step; the rest of
-  // NCCL's latency, and all of it for the pipelined tree and NVLS, once.
+  // NCCL's latency, and all of it for the pipelined tree, NVLS and
+  // NVLS-tree, once.
   long long steps = 0;
   if (best.algo == NcclAlgo::kRing) {
     steps = op == CollectiveOp::kAllReduce ? 2LL * (v.nranks - 1) : v.nranks - 1LL;

@@ -1,5 +1,6 @@
 // NCCL's collectives as NCCL runs them: its algorithms (ring with several
-// channels, double binary tree, NVLS in-switch reduction), its protocols
+// channels, double binary tree, NVLS in-switch reduction, NVLS-tree across
+// nodes, CollNet's in-network reduction), its protocols
 // (Simple, LL, LL128), and its cost model, which picks the pair with the
 // least estimated time. The platform is seen as NCCL sees a cluster: a node
 // domain (topology dimension 0) and at most one scale-out dimension (1).
@@ -19,15 +20,16 @@
 
 namespace acesim {
 
-// kP2p: NCCL's all-to-all, grouped point-to-point sends to every peer.
-enum class NcclAlgo { kTree, kRing, kNvls, kP2p };
+// kP2p: NCCL's all-to-all, grouped point-to-point sends to every peer
+// (last: NCCL's tuning tables, indexed by the others, have no row for it).
+enum class NcclAlgo { kTree, kRing, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kP2p };
 enum class NcclProto { kLL, kLL128, kSimple };
 // The GPU generation whose rows of NCCL's tuning tables apply.
 enum class NcclArch { kAmpere, kHopper, kBlackwell };
 
 std::string_view to_string(NcclAlgo a);
 std::string_view to_string(NcclProto p);
-std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);   // ring, tree, nvls, p2p
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);  // ring, tree, nvls, nvls-tree, collnet-direct, collnet-chain, p2p
 std::optional<NcclProto> parse_nccl_proto(std::string_view s);  // simple, ll, ll128
 std::vector<std::string> nccl_algo_names();
 std::vector<std::string> nccl_proto_names();
@@ -54,6 +56,7 @@ struct NcclView {
   double inter_GBps = 0.0;  // per node, into the scale-out: all its GPUs' NICs (0 on one node)
   bool nvls = false;        // the node's switch reduces (DimensionSpec::nvls)
   double nvls_efficiency = 1.0;
+  bool collnet = false;     // the scale-out's switches reduce (DimensionSpec::sharp)
   NcclArch arch = NcclArch::kHopper;
 };
 
@@ -86,7 +89,7 @@ struct NcclCost {
   double algbw_GBps = 0.0;  // what the time divides the bytes by
   double time_us = 0.0;     // latency_us + bytes / algbw
 };
-// nullopt when NCCL disables the pair (NVLS and tree without Simple, ...).
+// nullopt when NCCL disables the pair (NVLS, NVLS-tree, CollNet without Simple, ...).
 std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double bytes, NcclAlgo a, NcclProto p,
                                   int channels);
 

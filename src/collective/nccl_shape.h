@@ -1,6 +1,7 @@
 // How a collective NCCL's model chose is laid onto the links: the pattern of
-// its algorithm with its channels (algorithm/nccl_patterns.h), or for NVLS
-// the loads of in-switch reduction, which no member-to-member pattern can
+// its algorithm with its channels (algorithm/nccl_patterns.h), with the
+// loads of in-switch reduction for NVLS and NVLS-tree (the node's switch)
+// and CollNet (the scale-out's), which no member-to-member pattern can
 // express; and NCCL's once-per-collective latency as a leading step that
 // moves nothing.
 #pragma once

@@ -50,7 +50,8 @@ DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, co
   const TopologyKindRegistry& kinds = topology_kind_registry();
   const TopologyKindEntry* k = kinds.find(kind);
   if (!k) throw_input_error(file, line_of(node["kind"]), path + ".kind", "unknown kind '" + kind + "'" + suggestion(kind, kinds.names()));
-  std::vector<std::string> keys = {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour", "nodes", "nvls", "nvls_efficiency"};
+  std::vector<std::string> keys = {"kind", "npus", "bandwidth_GBps", "latency_ns", "links_per_neighbour", "nodes", "nvls", "nvls_efficiency",
+                                   "sharp"};
   for (const KindParamSpec& ps : k->params) keys.push_back(ps.name);
   check_map(node, file, path, keys);
   for (const char* key : {"npus", "bandwidth_GBps", "latency_ns"}) require(node, key, file, path);
@@ -97,6 +98,15 @@ DimensionSpec read_dimension(const YAML::Node& node, const std::string& file, co
       throw_input_error(file, line_of(e), path + ".nvls_efficiency", "must be in (0, 1], got " + e.Scalar());
     }
     if (!d.nvls) throw_input_error(file, line_of(e), path + ".nvls_efficiency", "needs nvls: true");
+  }
+  if (node["sharp"]) {
+    const std::string v = scalar(node["sharp"], file, path + ".sharp");
+    if (v != "true" && v != "false") throw_input_error(file, line_of(node["sharp"]), path + ".sharp", "must be true or false, got " + v);
+    d.sharp = v == "true";
+    if (d.sharp && d.kind != DimKind::kSwitch && d.kind != DimKind("rail")) {
+      throw_input_error(file, line_of(node["sharp"]), path + ".sharp",
+                        "in-network reduction is modelled on kind switch or rail (one switch per rail), got " + kind);
+    }
   }
   return d;
 }
@@ -395,6 +405,10 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
   for (std::size_t i = 0; i < topo.size(); ++i) {
     const std::string at = "topology[" + std::to_string(i) + "]";
     pc.dims.push_back(read_dimension(topo[i], file, at));
+    if (i == 0 && pc.dims.back().sharp) {
+      throw_input_error(file, line_of(topo[i]["sharp"]), at + ".sharp",
+                        "SHARP reduces in the scale-out's switches (a later dimension); the node's switch uses nvls");
+    }
     if (topo[i]["nodes"] && boolean(topo[i]["nodes"], file, at + ".nodes")) {
       if (pc.nodes_dim >= 0) {
         throw_input_error(file, line_of(topo[i]["nodes"]), at + ".nodes",

@@ -78,6 +78,9 @@ struct DimensionSpec {
   // The share of the link rate NVLS's multimem traffic gets (the switch's
   // reduction and multicast do not keep up with the links).
   double nvls_efficiency = 1.0;
+  // A scale-out whose switches reduce in the network (SHARP): NCCL's CollNet
+  // runs on it.
+  bool sharp = false;
   std::vector<KindParam> params = {};  // only those given; the kind has defaults for the rest
 
   // The parameter's value, or `fallback` when the platform does not give it.

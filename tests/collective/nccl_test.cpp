@@ -139,6 +139,143 @@ TEST(NcclModel, CapsFollowTheGpuArchitecture) {
   EXPECT_FALSE(parse_nccl_arch("volta"));
 }
 
+// NVLS-tree across nodes (NCCL 2.23+ tuning): latency = NVLS-tree's NVLink
+// hop + 2 floor(log2 nnodes) network hops (25 + 2 x 14 on 2 nodes), busbw =
+// min(intra x nvls efficiency, inter on 2 nodes, inter / 2 beyond), algbw
+// = 5/6 busbw; Simple only.
+TEST(NcclModel, NvlsTreeCostsAreNcclsFormulas) {
+  NcclView v = h200_node(true);
+  v.intra_GBps = 370.8;
+  v.nvls_efficiency = 0.85;
+  v.nnodes = 2;
+  v.nranks = 16;
+  v.inter_GBps = 8 * 50.0;
+  const auto two = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kNvlsTree, NcclProto::kSimple, 16);
+  ASSERT_TRUE(two);
+  EXPECT_NEAR(two->latency_us, 25.0 + 2 * 14.0, 1e-9);
+  EXPECT_NEAR(two->busbw_GBps, 370.8 * 0.85, 1e-9);  // the switch, not the NICs (400)
+  EXPECT_NEAR(two->time_us, 53.0 + kGiB / (1000.0 * 370.8 * 0.85 * 5 / 6), 1e-6);
+  EXPECT_FALSE(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kNvlsTree, NcclProto::kLL128, 16));
+  // The cost model picks it for large all-reduces on two nodes, on NVLS's 16 channels.
+  const NcclChoice large = nccl_choose(v, CollectiveOp::kAllReduce, kGiB, NcclSettings{true, {}, {}, 0});
+  EXPECT_EQ(large.algo, NcclAlgo::kNvlsTree);
+  EXPECT_EQ(large.channels, 16);
+  EXPECT_EQ(large.base_ps, ns_to_ps(53000.0));
+  // Four nodes: 2 x 2 network hops, and the NICs count half.
+  v.nnodes = 4;
+  v.nranks = 32;
+  const auto four = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kNvlsTree, NcclProto::kSimple, 16);
+  ASSERT_TRUE(four);
+  EXPECT_NEAR(four->latency_us, 25.0 + 4 * 14.0, 1e-9);
+  EXPECT_NEAR(four->busbw_GBps, 200.0, 1e-9);
+  EXPECT_EQ(parse_nccl_algo("nvlstree"), NcclAlgo::kNvlsTree);
+  EXPECT_EQ(parse_nccl_algo("NVLS_Tree"), NcclAlgo::kNvlsTree);
+}
+
+TEST(NcclModel, NvlsTreeRefusalsSayWhatWouldWork) {
+  NcclView v = h200_node(true);
+  auto why = nccl_unsupported(v, CollectiveOp::kAllReduce, NcclAlgo::kNvlsTree);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("NCCL disables NVLS-tree on one node; use nvls"), std::string::npos) << *why;
+  v.nnodes = 2;
+  v.nranks = 16;
+  v.inter_GBps = 400.0;
+  EXPECT_FALSE(nccl_unsupported(v, CollectiveOp::kAllReduce, NcclAlgo::kNvlsTree));
+  why = nccl_unsupported(v, CollectiveOp::kAllGather, NcclAlgo::kNvlsTree);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("use ring"), std::string::npos) << *why;
+  why = nccl_unsupported(v, CollectiveOp::kAllReduce, NcclAlgo::kNvls);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("use nvls-tree"), std::string::npos) << *why;
+  EXPECT_THROW(nccl_choose(v, CollectiveOp::kAllReduce, kGiB, NcclSettings{true, NcclAlgo::kNvlsTree, NcclProto::kLL, 0}),
+               std::invalid_argument);
+  v.nvls = false;
+  why = nccl_unsupported(v, CollectiveOp::kAllReduce, NcclAlgo::kNvlsTree);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("nvls: true"), std::string::npos) << *why;
+}
+
+// CollNet (SHARP in the scale-out's switches; NCCL 2.23+ tuning): Direct
+// latency 2 (min(1, ppn-1) x 3.7 + (ppn-1) x 0.4) + 31 us, busbw min(intra,
+// inter) x0.85 on Hopper and later; Chain 2 (ppn-1) x 2.8 + 30 us, busbw
+// min(intra, inter); algbw = busbw / 2; Simple only.
+TEST(NcclModel, CollNetCostsAreNcclsFormulas) {
+  NcclView v = h200_node(false);
+  v.intra_GBps = 370.8;
+  v.nnodes = 2;
+  v.nranks = 16;
+  v.inter_GBps = 400.0;
+  v.collnet = true;
+  const auto direct = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kCollNetDirect, NcclProto::kSimple, 24);
+  ASSERT_TRUE(direct);
+  EXPECT_NEAR(direct->latency_us, 2 * (3.7 + 7 * 0.4) + 31.0, 1e-9);
+  EXPECT_NEAR(direct->busbw_GBps, 370.8 * 0.85, 1e-9);
+  EXPECT_NEAR(direct->algbw_GBps, 370.8 * 0.85 / 2, 1e-9);
+  const auto chain = nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kCollNetChain, NcclProto::kSimple, 24);
+  ASSERT_TRUE(chain);
+  EXPECT_NEAR(chain->latency_us, 2 * 7 * 2.8 + 30.0, 1e-9);
+  EXPECT_NEAR(chain->algbw_GBps, 370.8 / 2, 1e-9);
+  EXPECT_FALSE(nccl_cost(v, CollectiveOp::kAllReduce, kGiB, NcclAlgo::kCollNetChain, NcclProto::kLL, 24));
+  // A100 nodes (240 GB/s) with 200 Gb/s NICs and SHARP: Direct (44 us,
+  // 100 GB/s) beats tree and ring at 4 MiB; ring wins at 1 GiB, tree/LL at 8 B.
+  v.intra_GBps = 240.0;
+  v.inter_GBps = 200.0;
+  NcclSettings s{true, {}, {}, 0};
+  s.arch = NcclArch::kAmpere;
+  EXPECT_EQ(nccl_choose(v, CollectiveOp::kAllReduce, 4 * 1048576.0, s).algo, NcclAlgo::kCollNetDirect);
+  EXPECT_EQ(nccl_choose(v, CollectiveOp::kAllReduce, kGiB, s).algo, NcclAlgo::kRing);
+  EXPECT_EQ(nccl_choose(v, CollectiveOp::kAllReduce, 8, s).algo, NcclAlgo::kTree);
+  // Refusals.
+  v.collnet = false;
+  auto why = nccl_unsupported(v, CollectiveOp::kAllReduce, NcclAlgo::kCollNetDirect);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("sharp: true"), std::string::npos) << *why;
+  v.collnet = true;
+  why = nccl_unsupported(v, CollectiveOp::kAllGather, NcclAlgo::kCollNetChain);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("use ring"), std::string::npos) << *why;
+  EXPECT_EQ(parse_nccl_algo("CollNetDirect"), NcclAlgo::kCollNetDirect);
+  EXPECT_EQ(parse_nccl_algo("collnet_chain"), NcclAlgo::kCollNetChain);
+}
+
+// NCCL's trees between nodes (src/graph/trees.cc): the btree on 8 nodes is
+// 0 - 4, 4 - {2, 6}, 2 - {1, 3}, 6 - {5, 7}; the second tree mirrors it on
+// an even count and shifts it by one on an odd count.
+TEST(NcclPatterns, DoubleBinaryTreeIsNccls) {
+  const std::vector<int> btree8 = {-1, 2, 4, 2, 0, 6, 4, 6};
+  for (int node = 0; node < 8; ++node) {
+    EXPECT_EQ(nccl_dtree_parent(0, node, 8), btree8[static_cast<std::size_t>(node)]) << node;
+    const int mirrored = btree8[static_cast<std::size_t>(7 - node)];
+    EXPECT_EQ(nccl_dtree_parent(1, node, 8), mirrored < 0 ? -1 : 7 - mirrored) << node;
+  }
+  // Three nodes: tree 0 is the chain 0 - 2 - 1; tree 1 the chain 1 - 0 - 2.
+  EXPECT_EQ(nccl_dtree_parent(0, 2, 3), 0);
+  EXPECT_EQ(nccl_dtree_parent(0, 1, 3), 2);
+  EXPECT_EQ(nccl_dtree_parent(1, 1, 3), -1);
+  EXPECT_EQ(nccl_dtree_parent(1, 0, 3), 1);
+  EXPECT_EQ(nccl_dtree_parent(1, 2, 3), 0);
+  // Two nodes: each tree one edge, rooted at either end.
+  EXPECT_EQ(nccl_dtree_parent(0, 1, 2), 0);
+  EXPECT_EQ(nccl_dtree_parent(1, 0, 2), 1);
+}
+
+// NVLS-tree between 4 nodes of 2 GPUs: on each rail, every tree edge
+// carries half of the GPU's 1/ppn share each way. Nodes 1 and 2 are inner
+// in one tree (parent and two children) and a leaf in the other: 4 halves
+// = 2/ppn of the data out of each of their NICs; nodes 0 and 3 send 2.
+TEST(NcclPatterns, NvlsTreeLoadsEachRailWithItsDoubleBinaryTree) {
+  const Pattern p = nccl_nvls_tree_pattern(8, 2);
+  ASSERT_EQ(p.steps.size(), 1u);
+  std::vector<double> sent(8, 0.0);
+  for (const PatternMessage& m : p.steps[0].messages) {
+    EXPECT_EQ(m.src % 2, m.dst % 2);  // never off its rail
+    EXPECT_NE(m.src / 2, m.dst / 2);  // only between nodes
+    sent[static_cast<std::size_t>(m.src)] += m.fraction;
+  }
+  const std::vector<double> expect = {0.5, 0.5, 1.0, 1.0, 1.0, 1.0, 0.5, 0.5};
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_NEAR(sent[i], expect[i], 1e-12) << i;
+}
+
 TEST(NcclPatterns, RingChannelsCrossNodesOnTheirOwnRail) {
   // 2 nodes x 4 GPUs, 4 channels: channel c runs c, c+1, .. c-1 on node 0,
   // crosses on rail c-1, runs backwards to c on node 1 and crosses back on
@@ -305,6 +442,47 @@ TEST(NcclSimulation, TreeAcrossNodesAndAllGatherRun) {
   EXPECT_NEAR(sim_us(ring, CollectiveOp::kAllGather, kGiB), 8.4 + 7 * 3.4 + 7.0 / 8.0 * kGiB / 450e9 * 1e6, 1e-3);
 }
 
+// NVLS-tree on nodes of 4 GPUs, latencies 0: NCCL's latency (25 + 2
+// floor(log2 nnodes) x 14 us) once, then one pipelined step whose slowest
+// link sets the time: a GPU's NVLink port carries 5/4 S (as NVLS on 4), its
+// NIC the tree's share of S/4: S/4 on 2 nodes, 2 x S/4 at the inner nodes
+// of 4.
+TEST(NcclSimulation, NvlsTreeIsTheClosedForm) {
+  const std::string extra = "  nccl: {algorithm: nvls-tree}\n";
+  const double S = kGiB;
+  // 2 nodes, 50 GB/s NICs: the NICs bind (S/4 / 50 > 5/4 S / 450).
+  EXPECT_NEAR(sim_us(nccl_yaml(4, 450, 0, true, 2, 50, extra), CollectiveOp::kAllReduce, S),
+              53.0 + S / 4 / 50e9 * 1e6, 1e-3);
+  // 200 GB/s NICs: the switch binds.
+  EXPECT_NEAR(sim_us(nccl_yaml(4, 450, 0, true, 2, 200, extra), CollectiveOp::kAllReduce, S),
+              53.0 + 5.0 / 4.0 * S / 450e9 * 1e6, 1e-3);
+  // 4 nodes: the inner nodes' NICs carry twice the share.
+  EXPECT_NEAR(sim_us(nccl_yaml(4, 450, 0, true, 4, 50, extra), CollectiveOp::kAllReduce, S),
+              81.0 + 2 * S / 4 / 50e9 * 1e6, 1e-3);
+}
+
+// CollNet on 2 nodes of 4 GPUs, latencies 0, the scale-out switch
+// reducing: NCCL's latency once, then one pipelined step. Every GPU's NVLink
+// port carries 2(ppn-1)/ppn S = 1.5 S (Direct: scatter to and broadcast
+// from the heads; Chain on 4 channels: the chains' edges), its NIC its
+// head's share S/4 up to the switch and back.
+TEST(NcclSimulation, CollNetIsTheClosedForm) {
+  const double S = kGiB;
+  const auto sharp = [](std::string y) {
+    y.replace(y.rfind("latency_ns: 0}"), 14, "latency_ns: 0, sharp: true}");
+    return y;
+  };
+  const std::string direct = "  nccl: {algorithm: collnet-direct}\n";
+  const double direct_us = 2 * (3.7 + 3 * 0.4) + 31.0;
+  EXPECT_NEAR(sim_us(sharp(nccl_yaml(4, 450, 0, false, 2, 50, direct)), CollectiveOp::kAllReduce, S),
+              direct_us + S / 4 / 50e9 * 1e6, 1e-3);
+  EXPECT_NEAR(sim_us(sharp(nccl_yaml(4, 450, 0, false, 2, 200, direct)), CollectiveOp::kAllReduce, S),
+              direct_us + 1.5 * S / 450e9 * 1e6, 1e-3);
+  const std::string chain = "  nccl: {algorithm: collnet-chain, channels: 4}\n";
+  EXPECT_NEAR(sim_us(sharp(nccl_yaml(4, 450, 0, false, 2, 50, chain)), CollectiveOp::kAllReduce, S),
+              2 * 3 * 2.8 + 30.0 + S / 4 / 50e9 * 1e6, 1e-3);
+}
+
 class NcclCli : public test::CliTest {};
 
 TEST_F(NcclCli, ResultsNameWhatRan) {
@@ -322,6 +500,10 @@ TEST_F(NcclCli, ResultsNameWhatRan) {
   const test::CliRun t = expect_ok({"collective", "--platform", p, "--bytes", "8", "--algo", "tree", "--proto", "ll128"});
   EXPECT_NE(t.out.find("algorithm protocol channels"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("tree    ll128       24"), std::string::npos) << t.out;
+  // Two nodes: NVLS-tree by its own name, in JSON as NCCL_ALGO spells it.
+  const std::string two = write("two.yaml", nccl_yaml(4, 450, 0, true, 2));
+  const test::CliRun n = expect_ok({"collective", "--platform", two, "--bytes", "1GiB", "--algo", "nvlstree", "--json"});
+  EXPECT_EQ(parse_json(n.out)["results"][0]["algorithm"], "nvls-tree");
 }
 
 TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
@@ -341,6 +523,18 @@ TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
   expect_bad_input({"collective", "--platform", over, "--bytes", "1MiB"}, {"nvls_efficiency", "(0, 1]", "1.5"});
   const std::string alone = write("a.yaml", "topology:\n  - {kind: switch, npus: 4, bandwidth_GBps: 10, latency_ns: 0, nvls_efficiency: 0.8}\n");
   expect_bad_input({"collective", "--platform", alone, "--bytes", "1MiB"}, {"nvls_efficiency", "needs nvls: true"});
+  const std::string one = write("one.yaml", nccl_yaml(8, 450, 500, true));
+  expect_bad_input({"collective", "--platform", one, "--bytes", "1MiB", "--algo", "nvls-tree"},
+                   {"NCCL disables NVLS-tree on one node; use nvls"});
+  const std::string two_plain = write("two.yaml", nccl_yaml(4, 450, 500, false, 2));
+  expect_bad_input({"collective", "--platform", two_plain, "--bytes", "1MiB", "--algo", "nvlstree"}, {"nvls: true", "use ring"});
+  expect_bad_input({"collective", "--platform", two_plain, "--bytes", "1MiB", "--algo", "collnet-direct"},
+                   {"collnet-direct all-reduce", "sharp: true", "use ring"});
+  const std::string node_sharp = write("ns.yaml", "topology:\n  - {kind: switch, npus: 4, bandwidth_GBps: 10, latency_ns: 0, sharp: true}\n");
+  expect_bad_input({"collective", "--platform", node_sharp, "--bytes", "1MiB"}, {"topology[0].sharp", "scale-out"});
+  const std::string ring_sharp = write("rs.yaml", "topology:\n  - {kind: switch, npus: 4, bandwidth_GBps: 10, latency_ns: 0}\n"
+                                                  "  - {kind: ring, npus: 4, bandwidth_GBps: 10, latency_ns: 0, sharp: true}\n");
+  expect_bad_input({"collective", "--platform", ring_sharp, "--bytes", "1MiB"}, {"topology[1].sharp", "kind switch or rail"});
   const std::string arch = write("g.yaml", nccl_yaml(8, 450, 500, false, 1, 50, "  nccl: {gpu_arch: hoper}\n"));
   expect_bad_input({"collective", "--platform", arch, "--bytes", "1MiB"}, {"collectives.nccl.gpu_arch", "'hoper'", "hopper"});
 }
