@@ -63,7 +63,7 @@ struct CollectiveRequest {
   // NCCL's model (docs/model.md, "NCCL collectives"): "nccl" or "acesim"
   // (the platform's plans), and what NCCL_ALGO / NCCL_PROTO would force.
   std::optional<std::string> library;
-  std::optional<std::string> algo;   // auto, ring, tree, nvls, nvls-tree, collnet-direct, collnet-chain
+  std::optional<std::string> algo;   // auto, ring, tree, nvls, nvls-tree, collnet-direct, collnet-chain, p2p
   std::optional<std::string> proto;  // auto, simple, ll, ll128
   std::optional<int> channels;
   ProgressSink* progress = nullptr;     // told how far the sizes are, or none

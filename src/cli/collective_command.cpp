@@ -63,7 +63,7 @@ std::function<int()> add_collective_command(CLI::App& app) {
   CLI::Option* root = c->add_option("--root", o->root, "broadcast, reduce, gather, scatter: the root rank (default 0)");
   CLI::Option* library = c->add_option("--library", o->library, "nccl: run collectives as NCCL does (its algorithms, protocols, "
                                         "channels, cost model); acesim: the platform's plans");
-  CLI::Option* algo = c->add_option("--algo", o->algo, "NCCL model: auto (NCCL's cost model), ring, tree, nvls, nvls-tree, collnet-direct or collnet-chain (as NCCL_ALGO)");
+  CLI::Option* algo = c->add_option("--algo", o->algo, "NCCL model: auto (NCCL's cost model), ring, tree, nvls, nvls-tree, collnet-direct, collnet-chain or p2p (all-to-all) (as NCCL_ALGO)");
   CLI::Option* proto = c->add_option("--proto", o->proto, "NCCL model: auto, simple, ll or ll128 (as NCCL_PROTO)");
   CLI::Option* channels = c->add_option("--channels", o->channels, "NCCL model: channels (default: NCCL's for the algorithm)");
   add_progress_options(c, o->progress);

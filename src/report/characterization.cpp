@@ -15,7 +15,7 @@ std::string format_study(const Study& s, const PlatformConfig& platform, const C
                                 format_bytes(bytes), bytes);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   if (std::any_of(s.rows.begin(), s.rows.end(), [](const StudyRow& r) { return r.config.ends_with('*'); })) {
-    out += "# sm channels: NCCL's, one compute unit each; *: the channels NCCL's model chooses\n";
+    out += "# sm channels: NCCL's, one compute unit each; *: the channels the collective runs with when not swept (NCCL's model's choice, or the platform's)\n";
   }
   if (s.name == "overlap") {
     out += fmt::format("# {:<16} {:>14} {:>14} {:>10} {:>14} {:>14} {:>10}\n", "config", "kernel(us)", "overlapped",
