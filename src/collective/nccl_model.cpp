@@ -81,10 +81,18 @@ double p2p_latency_us(const NcclView& v, NcclProto p) {
 }
 
 // NVLS moves its data in chunks that NCCL shrinks for smaller messages
-// (enqueue.cc): 128 KiB (nvlsChunkSize), 64 KiB below 64 x ops x 128 KiB,
-// 32 KiB below 8 x ops x 64 KiB, 16 KiB below 2 x ops x 32 KiB, where ops =
-// channels x NVLS heads (a head per GPU of the node).
-double nvls_chunk_bytes(double bytes, double ops) {
+// (enqueue.cc; ops = channels x NVLS heads, a head per GPU of the node).
+// NVLS: 128 KiB (nvlsChunkSize), 64 KiB below 64 x ops x 128 KiB, 32 KiB
+// below 8 x ops x 64 KiB, 16 KiB below 2 x ops x 32 KiB. NVLS-tree: 128 KiB
+// (64 KiB from 4 nodes), 64 KiB below 4 x ops x 128 KiB, 32 KiB below
+// ops x 64 KiB.
+double nvls_chunk_bytes(NcclAlgo a, double bytes, double ops, int nnodes) {
+  if (a == NcclAlgo::kNvlsTree) {
+    double c = nnodes >= 4 ? 65536.0 : 131072.0;
+    if (bytes < 4.0 * ops * c && c > 65536.0) c = 65536.0;
+    if (bytes < ops * c && c > 32768.0) c = 32768.0;
+    return c;
+  }
   double c = 131072.0;
   if (bytes < 64.0 * ops * c) c = 65536.0;
   if (bytes < 8.0 * ops * c) c = 32768.0;
@@ -103,13 +111,20 @@ constexpr double kNvlsChunkSyncUs = 3.93;
 // efficiency already holds at its largest chunk (that efficiency is NCCL's
 // large-message figure): (1 + k/c) / (1 + k/128 KiB) - 1 of the transfer,
 // k = the bytes one head's share of the rate moves in the sync time.
-double nvls_chunk_overhead_us(const NcclView& v, double bytes, int channels) {
+// NVLS-tree's switch side runs the same chunks, with its own schedule.
+double nvls_chunk_overhead_us(const NcclView& v, NcclAlgo a, double bytes, int channels) {
   const double ops = static_cast<double>(channels) * v.ppn;
   const double rate_GBps = v.nvls_efficiency * v.intra_GBps * v.ppn / (v.ppn + 1.0);
   const double k = kNvlsChunkSyncUs * 1e3 * rate_GBps / ops;  // bytes
-  const double c = nvls_chunk_bytes(bytes, ops);
+  const double c = nvls_chunk_bytes(a, bytes, ops, v.nnodes);
   const double transfer_us = bytes / (1e3 * rate_GBps);
-  return transfer_us * ((1.0 + k / c) / (1.0 + k / 131072.0) - 1.0);
+  const double stretched_us = transfer_us * (1.0 + k / c) / (1.0 + k / 131072.0);
+  // Across nodes the switch side stalls only where it is the slower side:
+  // a NIC carries S / ppn each way on two nodes, twice that beyond (a node
+  // inner in one of the two trees).
+  double nic_us = 0.0;
+  if (a == NcclAlgo::kNvlsTree && v.inter_GBps > 0.0) nic_us = (v.nnodes <= 2 ? 1.0 : 2.0) * bytes / (1e3 * v.inter_GBps);
+  return std::max(0.0, stretched_us - std::max(transfer_us, nic_us));
 }
 
 // NCCL sends a peer's data with LL up to NCCL_P2P_LL_THRESHOLD (16384
@@ -425,7 +440,9 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
   best.base_ps = ns_to_ps(1000.0 * best.cost.latency_us) - steps * best.step_ps;
   // NVLS's smaller chunks for smaller messages stall it longer (not part of
   // NCCL's selection, which does not model them).
-  if (best.algo == NcclAlgo::kNvls) best.base_ps += ns_to_ps(1000.0 * nvls_chunk_overhead_us(v, bytes, best.channels));
+  if (best.algo == NcclAlgo::kNvls || best.algo == NcclAlgo::kNvlsTree) {
+    best.base_ps += ns_to_ps(1000.0 * nvls_chunk_overhead_us(v, best.algo, bytes, best.channels));
+  }
   return best;
 }
 

@@ -459,6 +459,13 @@ TEST(NcclSimulation, NvlsTreeIsTheClosedForm) {
   // 4 nodes: the inner nodes' NICs carry twice the share.
   EXPECT_NEAR(sim_us(nccl_yaml(4, 450, 0, true, 4, 50, extra), CollectiveOp::kAllReduce, S),
               81.0 + 2 * S / 4 / 50e9 * 1e6, 1e-3);
+  // NVLS's chunk synchronisation where the switch binds: 16 MiB on 2 nodes
+  // is below 4 x 64 ops x 128 KiB, so NCCL's NVLS-tree chunk is 64 KiB;
+  // k = 3.93 us x 360 GB/s / 64 ops.
+  const double mid = 16.0 * 1048576.0;
+  const double k = 3.93e-6 * 360e9 / 64.0;
+  EXPECT_NEAR(sim_us(nccl_yaml(4, 450, 0, true, 2, 200, extra), CollectiveOp::kAllReduce, mid),
+              53.0 + 5.0 / 4.0 * mid / 450e9 * 1e6 * (1.0 + k / 65536.0) / (1.0 + k / 131072.0), 2e-3);
 }
 
 // CollNet on 2 nodes of 4 GPUs, latencies 0, the scale-out switch
