@@ -78,14 +78,18 @@ Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform,
     w = table_format(o.workload_format).read_table(wc.file, topo);
   } else {
     const ModelEntry* model = find_model(wc.model);
-    if (model == nullptr) throw InputError("unknown model '" + wc.model + "'" + suggestion(wc.model, model_names()));
+    const bool file = wc.model.ends_with(".yaml") || wc.model.ends_with(".yml");
+    if (model == nullptr && !file) {
+      throw InputError("unknown model '" + wc.model + "'" + suggestion(wc.model, model_names()) +
+                       " (or a model file, *.yaml)");
+    }
     ModelOptions mo;
     mo.batch_per_npu = wc.batch_per_npu;
     mo.bytes_per_element = wc.bytes_per_element;
     mo.iterations = wc.iterations;
     mo.data_dims = wc.data_dims;
     mo.model_dims = wc.model_dims;
-    w = model->build(mo, topo);
+    w = model != nullptr ? model->build(mo, topo) : build_transformer(read_transformer_file(wc.model), mo, topo);
   }
   w.iterations = wc.iterations;
   return w;

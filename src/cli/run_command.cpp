@@ -152,7 +152,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   c->add_option("--chakra-groups", o->request.chakra_groups,
                 "communicator groups of the traces' pg_name, ASTRA-sim's JSON {\"name\": [ranks...]}; each must be whole dimensions")
       ->check(non_empty());
-  c->add_option("--model", o->request.model, "built-in model: " + join_names(model_names()))->check(non_empty());
+  c->add_option("--model", o->request.model, "built-in model (" + join_names(model_names()) + ") or a transformer model file (*.yaml)")->check(non_empty());
   o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
   c->add_option("--precision", o->request.precision, join_names(precision_names()) + " (built-in models)")->check(non_empty());
   o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2; with --chakra: passes over the traces, default 1)");

@@ -68,7 +68,7 @@ constexpr double kDlrmMlpParams = (13 * 512 + 512) + (512 * 256 + 256) + (256 * 
                                   (1024 * 1024 + 1024) + (1024 * 512 + 512) + (512 * 256 + 256) + (256 * 1 + 1);
 
 TEST(Models, Names) {
-  EXPECT_EQ(model_names(), (std::vector<std::string>{"resnet50", "gnmt", "dlrm", "gpt"}));
+  EXPECT_EQ(model_names(), (std::vector<std::string>{"resnet50", "gnmt", "dlrm", "gpt", "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b"}));
 }
 
 TEST(Models, ResNet50ParametersAndFlops) {
@@ -287,7 +287,7 @@ TEST(Models, PrecisionFourDoublesEveryByte) {
 
 TEST(Models, BatchDoublesFlops) {
   const Topology topo = torus(4, 4);
-  const int defaults[] = {32, 64, 512, 8};
+  const int defaults[] = {32, 64, 512, 8, 1, 1, 1, 1};  // the LLMs: one sequence per NPU
   int i = 0;
   for (const auto& name : model_names()) {
     ModelOptions one, two;

@@ -10,21 +10,11 @@
 namespace acesim::models {
 namespace {
 
-// A GPT-2/GPT-3 decoder-only transformer with Megatron-LM tensor parallelism
-// (Shoeybi et al. 2019, arXiv 1909.08053; FLOPs from Narayanan et al. 2021,
-// arXiv 2104.04473: 24Bsh^2 + 4Bs^2h forward per layer).
-Workload build_gpt(const ModelOptions& opt, const Topology& topo) {
-  const Common c = check_common("gpt", opt, 8);
-  if (opt.gpt_layers < 1 || opt.gpt_hidden < 1 || opt.gpt_heads < 1 || opt.gpt_seq < 1 || opt.gpt_vocab < 1) {
-    fail(c.model, "gpt_layers, gpt_hidden, gpt_heads, gpt_seq and gpt_vocab must all be >= 1");
-  }
-  if (opt.gpt_hidden % opt.gpt_heads != 0) {
-    fail(c.model, "gpt_heads (" + std::to_string(opt.gpt_heads) + ") must divide gpt_hidden (" +
-                      std::to_string(opt.gpt_hidden) + ")");
-  }
-  auto md = checked_dims(c.model, "model_dims", opt.model_dims, topo);
+// Which dims carry tensor and data parallelism (model_dims default {0}).
+std::pair<Group, Group> tp_dp_groups(const std::string& model, const ModelOptions& opt, const Topology& topo) {
+  auto md = checked_dims(model, "model_dims", opt.model_dims, topo);
   if (md.empty()) md = {0};
-  auto dd = checked_dims(c.model, "data_dims", opt.data_dims, topo);
+  auto dd = checked_dims(model, "data_dims", opt.data_dims, topo);
   if (dd.empty()) {
     for (int d = 0; d < topo.num_dims(); ++d) {
       if (std::find(md.begin(), md.end(), d) == md.end()) dd.push_back(d);
@@ -32,40 +22,88 @@ Workload build_gpt(const ModelOptions& opt, const Topology& topo) {
   } else {
     for (int d : dd) {
       if (std::find(md.begin(), md.end(), d) != md.end()) {
-        fail(c.model, "dimension " + std::to_string(d) + " is in both data_dims and model_dims");
+        fail(model, "dimension " + std::to_string(d) + " is in both data_dims and model_dims");
       }
     }
   }
-  const Group model = make_group(topo, md);
-  const Group data = make_group(topo, dd);
-  const double t = model.npus;
-  const long long ti = static_cast<long long>(t);
-  if (opt.gpt_heads % ti != 0 || opt.gpt_hidden % ti != 0) {
-    fail(c.model, "the tensor-parallel group (" + std::to_string(ti) + " NPUs over model_dims) must divide gpt_heads (" +
-                      std::to_string(opt.gpt_heads) + ") and gpt_hidden (" + std::to_string(opt.gpt_hidden) + ")");
-  }
+  return {make_group(topo, md), make_group(topo, dd)};
+}
 
-  Workload w = start("GPT", "HYBRID_TRANSFORMER", opt);
-  const double b = c.batch, s = opt.gpt_seq, h = opt.gpt_hidden;
+void check_shape(const std::string& model, const TransformerShape& m, long long t) {
+  if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.kv_heads < 1 || m.ffn_hidden < 1 || m.seq < 1 || m.vocab < 1) {
+    fail(model, "layers, hidden, heads, kv_heads, ffn_hidden, seq and vocab must all be >= 1");
+  }
+  if (m.hidden % m.heads != 0) {
+    fail(model, "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ")");
+  }
+  if (m.heads % m.kv_heads != 0) {
+    fail(model, "kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
+  }
+  // Megatron splits heads, key/value groups and the MLP's width over the
+  // tensor-parallel ranks.
+  if (m.heads % t != 0 || m.kv_heads % t != 0 || m.ffn_hidden % t != 0) {
+    fail(model, "the tensor-parallel group (" + std::to_string(t) + " NPUs over model_dims) must divide heads (" +
+                    std::to_string(m.heads) + "), kv_heads (" + std::to_string(m.kv_heads) + ") and ffn_hidden (" +
+                    std::to_string(m.ffn_hidden) + ")");
+  }
+}
+
+}  // namespace
+}  // namespace acesim::models
+
+namespace acesim {
+
+using models::Common;
+using models::Group;
+using models::check_common;
+using models::comm;
+using models::kernel;
+using models::no_input_grad;
+using models::start;
+using models::weighted_layer;
+
+double TransformerShape::parameters() const {
+  const double h = hidden;
+  const double kv = static_cast<double>(kv_heads) * (h / heads);  // key (and value) width
+  const double attention = h * (h + 2.0 * kv) + h * h;
+  const double mlp = (swiglu ? 3.0 : 2.0) * h * ffn_hidden;
+  return layers * (attention + mlp) + (tied_embeddings ? 1.0 : 2.0) * static_cast<double>(vocab) * h;
+}
+
+// A decoder-only transformer with Megatron-LM tensor parallelism (Shoeybi
+// et al. 2019, arXiv 1909.08053). FLOPs per layer, forward: Q, K, V
+// (2bsh(h + 2 kv)), scores and context (4bs^2h), output projection
+// (2bsh^2), MLP (2bsh ffn per GEMM: two, or three gated). With kv = h and
+// ffn = 4h that is Narayanan et al.'s 24bsh^2 + 4bs^2h (arXiv 2104.04473).
+Workload build_transformer(const TransformerShape& m, const ModelOptions& opt, const Topology& topo) {
+  const Common c = check_common(m.name, opt, m.default_batch);
+  const auto [model, data] = models::tp_dp_groups(c.model, opt, topo);
+  const double t = model.npus;
+  models::check_shape(c.model, m, static_cast<long long>(t));
+
+  Workload w = start(m.name == "gpt" ? "GPT" : m.name, "HYBRID_TRANSFORMER", opt);
+  const double b = c.batch, s = m.seq, h = m.hidden;
+  const double kv = static_cast<double>(m.kv_heads) * (h / m.heads);
   // Megatron pads the vocabulary to a multiple of 128 * t so that each rank
   // holds an equal slice (--make-vocab-size-divisible-by 128).
   const double unit = 128.0 * t;
-  const double vocab = std::ceil(opt.gpt_vocab / unit) * unit;
+  const double vocab = std::ceil(m.vocab / unit) * unit;
   const double act = b * s * h;          // one full activation tensor
   const double act_bytes = act * c.bpe;  // Megatron's tensor-parallel all-reduce size
+  const double embedding_params = vocab * h / t;
 
   {
     // Vocabulary-parallel embedding: each rank looks up the tokens in its
     // slice; the partial results are summed by an all-reduce.
     Layer l;
     l.name = "embedding";
-    const double params = vocab * h / t;
     l.forward.compute = kernel(0.0, act / t + act, c.bpe);
     l.forward.comm = comm(CollectiveOp::kAllReduce, act_bytes, model, /*blocking=*/true);
     no_input_grad(l);  // token ids
     l.weight_grad.compute = kernel(act / t, act + act / t, c.bpe);
-    // Tied with the LM head: one all-reduce carries both contributions.
-    l.weight_grad.comm = comm(CollectiveOp::kAllReduce, params * c.bpe, data, false);
+    // Tied with the LM head: one all-reduce carries both contributions
+    // (untied, the head reduces its own).
+    l.weight_grad.comm = comm(CollectiveOp::kAllReduce, embedding_params * c.bpe, data, false);
     w.layers.push_back(l);
   }
   auto half = [&](const std::string& name, double flops, double params) {
@@ -76,23 +114,43 @@ Workload build_gpt(const ModelOptions& opt, const Topology& topo) {
     l.input_grad.comm = comm(CollectiveOp::kAllReduce, act_bytes, model, true);
     return l;
   };
-  for (int i = 1; i <= opt.gpt_layers; ++i) {
+  const double mlp_gemms = m.swiglu ? 3.0 : 2.0;
+  for (int i = 1; i <= m.layers; ++i) {
     const std::string p = "block" + std::to_string(i);
-    // QKV (6bsh^2) + scores (2bs^2h) + context (2bs^2h) + output projection (2bsh^2).
-    w.layers.push_back(half(p + "_attention", 8.0 * b * s * h * h + 4.0 * b * s * s * h, 4.0 * h * h));
-    // h -> 4h -> h.
-    w.layers.push_back(half(p + "_mlp", 16.0 * b * s * h * h, 8.0 * h * h));
+    const double attention_flops = 2.0 * b * s * h * (h + 2.0 * kv) + 4.0 * b * s * s * h + 2.0 * b * s * h * h;
+    w.layers.push_back(half(p + "_attention", attention_flops, h * (h + 2.0 * kv) + h * h));
+    w.layers.push_back(half(p + "_mlp", mlp_gemms * 2.0 * b * s * h * m.ffn_hidden, mlp_gemms * h * m.ffn_hidden));
   }
   {
-    // Logits against the tied embedding (column-parallel over the vocabulary);
-    // the parallel cross-entropy's small all-reduces (3 * b * s values) are
-    // left out. Its weight gradient is reduced with the embedding's.
-    Layer l = weighted_layer("lm_head", 2.0 * b * s * h * vocab / t, vocab * h / t, act, b * s * vocab / t, 0.0,
-                             data, c.bpe);
+    // Logits (column-parallel over the vocabulary); the parallel
+    // cross-entropy's small all-reduces (3 * b * s values) are left out.
+    // Tied: its weight gradient is reduced with the embedding's; untied:
+    // the head's own matrix has its own all-reduce.
+    Layer l = weighted_layer("lm_head", 2.0 * b * s * h * vocab / t, vocab * h / t, act, b * s * vocab / t,
+                             m.tied_embeddings ? 0.0 : embedding_params, data, c.bpe);
     l.input_grad.comm = comm(CollectiveOp::kAllReduce, act_bytes, model, true);
     w.layers.push_back(l);
   }
   return w;
+}
+
+}  // namespace acesim
+
+namespace acesim::models {
+namespace {
+
+Workload build_gpt(const ModelOptions& opt, const Topology& topo) {
+  TransformerShape m;
+  m.name = "gpt";
+  m.layers = opt.gpt_layers;
+  m.hidden = opt.gpt_hidden;
+  m.heads = opt.gpt_heads;
+  m.kv_heads = opt.gpt_heads;
+  m.ffn_hidden = 4 * opt.gpt_hidden;
+  m.seq = opt.gpt_seq;
+  m.vocab = opt.gpt_vocab;
+  m.default_batch = 8;
+  return build_transformer(m, opt, topo);
 }
 
 }  // namespace

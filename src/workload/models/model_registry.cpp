@@ -9,6 +9,7 @@ void register_resnet50(ModelRegistry& registry);
 void register_gnmt(ModelRegistry& registry);
 void register_dlrm(ModelRegistry& registry);
 void register_gpt(ModelRegistry& registry);
+void register_llms(ModelRegistry& registry);
 }  // namespace models
 
 void register_builtin_models(ModelRegistry& registry) {
@@ -16,6 +17,7 @@ void register_builtin_models(ModelRegistry& registry) {
   models::register_gnmt(registry);
   models::register_dlrm(registry);
   models::register_gpt(registry);
+  models::register_llms(registry);
 }
 
 ModelRegistry& model_registry() {

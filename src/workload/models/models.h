@@ -26,6 +26,36 @@ struct ModelOptions {
   int gpt_layers = 24, gpt_hidden = 2048, gpt_heads = 16, gpt_seq = 2048, gpt_vocab = 50257;
 };
 
+// A dense decoder-only transformer's shape (docs/models.md, "Transformer
+// models"): the built-in LLMs' published configurations, or a model file.
+struct TransformerShape {
+  std::string name;
+  std::string source;  // where its numbers come from
+  int layers = 0, hidden = 0, heads = 0;
+  int kv_heads = 0;    // grouped-query attention: key/value heads (= heads without GQA)
+  int ffn_hidden = 0;  // the MLP's inner width
+  int seq = 0, vocab = 0;
+  bool swiglu = false;          // gated MLP: three h x ffn GEMMs instead of two
+  bool tied_embeddings = true;  // the LM head reuses the embedding matrix
+  int default_batch = 1;        // sequences per NPU when the options give none
+
+  // Parameters (biases and norms left out): embedding, LM head when untied,
+  // per layer Q, K, V, O and the MLP.
+  double parameters() const;
+};
+
+// The built-in LLMs' shapes (models gpt3-175b, llama3-8b, ...).
+const std::vector<TransformerShape>& builtin_transformer_shapes();
+
+// Reads a model file (keys layers, hidden, heads, kv_heads, ffn_hidden, seq,
+// vocab, activation: gelu | swiglu, tied_embeddings). Throws InputError
+// naming the file, line and key.
+TransformerShape read_transformer_file(const std::string& path);
+
+// The transformer with Megatron-LM tensor parallelism over model_dims and
+// data parallelism over the rest, as the built-in `gpt`.
+Workload build_transformer(const TransformerShape& shape, const ModelOptions& opt, const Topology& topo);
+
 // The registered models' names (model_registry()), in registration order.
 std::vector<std::string> model_names();
 
