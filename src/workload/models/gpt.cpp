@@ -77,7 +77,10 @@ double TransformerShape::parameters() const {
 // ffn = 4h that is Narayanan et al.'s 24bsh^2 + 4bs^2h (arXiv 2104.04473).
 Workload build_transformer(const TransformerShape& m, const ModelOptions& opt, const Topology& topo) {
   const Common c = check_common(m.name, opt, m.default_batch);
-  const auto [model, data] = models::tp_dp_groups(c.model, opt, topo);
+  // Named, not a structured binding: the lambda below captures them.
+  const std::pair<Group, Group> groups = models::tp_dp_groups(c.model, opt, topo);
+  const Group& model = groups.first;
+  const Group& data = groups.second;
   const double t = model.npus;
   models::check_shape(c.model, m, static_cast<long long>(t));
 
