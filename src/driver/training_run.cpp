@@ -242,6 +242,10 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.exposed_comm_ps = std::max<TimePs>(0, rep.iteration_ps - rep.compute_ps);
   rep.comm_ps = busy_between(ex.comm_intervals(0), from, to);
   rep.overlap_ps = std::max<TimePs>(0, rep.comm_ps - rep.exposed_comm_ps);
+  if (workload.model_flops_per_rank > 0.0 && rep.iteration_ps > 0) {
+    rep.tflops_per_gpu = workload.model_flops_per_rank / ps_to_seconds(rep.iteration_ps) / 1e12;
+    rep.mfu = rep.tflops_per_gpu / (platform.npu.compute_units * platform.npu.unit_TFLOPS);
+  }
 
   const EndpointSummary es = summarize_endpoints(endpoint, topo, platform.npu, ex, rep.total_ps);
   rep.network_bytes_per_dim = es.network_bytes_per_dim;

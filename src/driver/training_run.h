@@ -82,6 +82,11 @@ struct TrainReport {
   TimePs exposed_comm_ps = 0;  // iteration - compute: waiting for communication
   TimePs comm_ps = 0;          // rank 0 has a collective in flight
   TimePs overlap_ps = 0;       // communication hidden behind compute: comm - exposed
+  // Model FLOPs per GPU and second over the measured iteration (Megatron's
+  // count, Workload::model_flops_per_rank), and that over the NPU's peak;
+  // 0 where the workload has no model FLOPs.
+  double tflops_per_gpu = 0.0;
+  double mfu = 0.0;
   // Whole run, averaged over NPUs: bytes sent on each dimension over what its
   // links could carry out of an NPU in that time.
   std::vector<double> network_utilization_per_dim;

@@ -42,6 +42,10 @@ std::string format_training(const TrainReport& r, const PlatformConfig& platform
   out += fmt::format("communication time    {:>14.3f} us   (a collective in flight)\n", us(r.comm_ps));
   out += fmt::format("overlapped            {:>14.3f} us   {:>6} of communication\n", us(r.overlap_ps),
                      pct(static_cast<double>(r.overlap_ps), static_cast<double>(r.comm_ps)));
+  if (r.tflops_per_gpu > 0.0) {
+    out += fmt::format("model TFLOP/s per GPU {:>14.1f}      MFU {:.1f}% (Megatron-LM's FLOP count, arXiv 2104.04473 eq. 3)\n",
+                       r.tflops_per_gpu, 100.0 * r.mfu);
+  }
   for (std::size_t d = 0; d < r.network_utilization_per_dim.size(); ++d) {
     out += fmt::format("network dim {:<2} util   {:>13.1f}%   ({:.3g} bytes sent per NPU)\n", d,
                        100.0 * r.network_utilization_per_dim[d], r.network_bytes_per_dim[d]);
@@ -149,6 +153,8 @@ nlohmann::json training_json(const TrainReport& r) {
           {"exposed_comm_ns", ps_to_ns(r.exposed_comm_ps)},
           {"comm_time_ns", ps_to_ns(r.comm_ps)},
           {"overlap_ns", ps_to_ns(r.overlap_ps)},
+          {"tflops_per_gpu", r.tflops_per_gpu},
+          {"mfu", r.mfu},
           {"network_utilization_per_dim", r.network_utilization_per_dim},
           {"network_utilization_in_flight_per_dim", r.network_utilization_in_flight_per_dim},
           {"comm_in_flight_ns_per_dim", ps_to_ns_each(r.comm_in_flight_ps_per_dim)},

@@ -57,6 +57,10 @@ struct Workload {
   std::vector<Layer> layers;
   int iterations = 2;
   bool forward_only = false;  // inference: no backward pass
+  // Model FLOPs one rank does per iteration as Megatron-LM counts them
+  // (arXiv 2104.04473, eq. 3: forward and backward, 3x the forward's
+  // FLOPs); 0 where the model has no such count.
+  double model_flops_per_rank = 0.0;
 };
 
 // Totals of a workload as given (for tests and reports): compute per pass

@@ -93,6 +93,20 @@ TEST(LlmModels, LlamaLayersInClosedForm) {
   EXPECT_DOUBLE_EQ(gpt.layers.back().weight_grad.comm.bytes, 0.0);
 }
 
+// Model FLOPs as Megatron-LM counts them without recomputation (arXiv
+// 2104.04473, eq. 3 with 3 passes instead of 4): 72 B s l h^2 (1 + s/(6h) +
+// V/(12 l h)) for the whole model; per rank divided by t. GPT's defaults on
+// t = 4: l = 24, h = 2048, s = 2048, V = 50688 (padded), B = 8.
+TEST(LlmModels, ModelFlopsAreMegatronsCount) {
+  const Topology topo({dim(DimKind::kRing, 4, 100, 0), dim(DimKind::kRing, 4, 100, 0)});
+  const Workload w = build_model("gpt", ModelOptions{}, topo);
+  const double B = 8, s = 2048, l = 24, h = 2048, V = 50688, t = 4;
+  EXPECT_NEAR(w.model_flops_per_rank, 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)) / t,
+              1e-9 * w.model_flops_per_rank);
+  // Models without Megatron's count report none.
+  EXPECT_EQ(build_model("resnet50", ModelOptions{}, topo).model_flops_per_rank, 0.0);
+}
+
 // Megatron splits heads, key/value groups and the MLP over the
 // tensor-parallel ranks: 8 key/value heads cannot go over 16.
 TEST(LlmModels, TensorParallelMustDivideTheKeyValueHeads) {
@@ -117,7 +131,17 @@ TEST_F(LlmCli, ModelFilesRunAndBadOnesAreRefused) {
   EXPECT_TRUE(m.swiglu);
   EXPECT_FALSE(m.tied_embeddings);
   const test::CliRun r = expect_ok({"run", "--platform", "hgx-h100", "--nodes", "1", "--model", ok, "--json"});
-  EXPECT_GT(parse_json(r.out)["iteration_time_ns"].get<double>(), 0.0);
+  const nlohmann::json j = parse_json(r.out);
+  // TFLOP/s per GPU: the model FLOPs of a rank over the measured iteration;
+  // MFU: that over the H100 preset's 132 x 7.5 TFLOP/s.
+  ASSERT_GT(j["iteration_time_ns"].get<double>(), 0.0);
+  const double flops = [&] {
+    const Topology topo({dim(DimKind::kSwitch, 8, 370.8, 500), dim(DimKind::kSwitch, 1, 50, 2000)});
+    ModelOptions o;
+    return build_transformer(read_transformer_file(ok), o, topo).model_flops_per_rank;
+  }();
+  EXPECT_NEAR(j["tflops_per_gpu"].get<double>(), flops / (j["iteration_time_ns"].get<double>() * 1e-9) / 1e12, 1e-6);
+  EXPECT_NEAR(j["mfu"].get<double>(), j["tflops_per_gpu"].get<double>() / (132 * 7.5), 1e-9);
   expect_ok({"run", "--platform", "hgx-h100", "--nodes", "2", "--model", "llama3-8b", "--batch", "1"});
 
   const std::string moe = write("moe.yaml", "layers: 2\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\nexperts: 8\n");

@@ -134,6 +134,9 @@ Workload build_transformer(const TransformerShape& m, const ModelOptions& opt, c
     l.input_grad.comm = comm(CollectiveOp::kAllReduce, act_bytes, model, true);
     w.layers.push_back(l);
   }
+  // Megatron's eq. 3 counts the backward pass as twice the forward (no
+  // recomputation here), so the model FLOPs are 3x the forward's.
+  for (const Layer& layer : w.layers) w.model_flops_per_rank += 3.0 * layer.forward.compute.flops;
   return w;
 }
 
