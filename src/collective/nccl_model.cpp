@@ -232,18 +232,23 @@ std::string_view to_string(NcclProto p) {
   return "?";
 }
 
-std::optional<NcclAlgo> parse_nccl_algo(std::string_view s) {
-  for (NcclAlgo a : kAlgos) {
-    if (normalize_name(s) == normalize_name(to_string(a))) return a;
+namespace {
+
+// The value among `all` whose name matches `s` (case and separators aside).
+template <typename E, std::size_t N>
+std::optional<E> parse_named(std::string_view s, const std::array<E, N>& all) {
+  for (E e : all) {
+    if (normalize_name(s) == normalize_name(to_string(e))) return e;
   }
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view s) { return parse_named(s, kAlgos); }
+
 std::optional<NcclProto> parse_nccl_proto(std::string_view s) {
-  for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
-    if (normalize_name(s) == normalize_name(to_string(p))) return p;
-  }
-  return std::nullopt;
+  return parse_named(s, std::array{NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple});
 }
 
 std::string_view to_string(NcclArch a) {
@@ -256,10 +261,7 @@ std::string_view to_string(NcclArch a) {
 }
 
 std::optional<NcclArch> parse_nccl_arch(std::string_view s) {
-  for (NcclArch a : {NcclArch::kAmpere, NcclArch::kHopper, NcclArch::kBlackwell}) {
-    if (normalize_name(s) == normalize_name(to_string(a))) return a;
-  }
-  return std::nullopt;
+  return parse_named(s, std::array{NcclArch::kAmpere, NcclArch::kHopper, NcclArch::kBlackwell});
 }
 
 std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell"}; }
