@@ -38,6 +38,17 @@ struct TransformerShape {
   bool swiglu = false;          // gated MLP: three h x ffn GEMMs instead of two
   bool tied_embeddings = true;  // the LM head reuses the embedding matrix
   int default_batch = 1;        // sequences per NPU when the options give none
+  // Mixture of experts (experts = 0: dense). A MoE layer's MLP is `experts`
+  // routed experts of width moe_ffn_hidden, of which each token takes top_k,
+  // plus shared_experts that every token takes (DeepSeekMoE).
+  int experts = 0;
+  int top_k = 0;
+  int moe_ffn_hidden = 0;
+  int shared_experts = 0;
+  int moe_every = 1;           // layer i (from 0) is MoE when i % moe_every == 0 ...
+  int first_dense_layers = 0;  // ... and i >= first_dense_layers (DeepSeek's first_k_dense_replace)
+  bool moe() const { return experts > 0; }
+  bool is_moe_layer(int layer) const { return moe() && layer >= first_dense_layers && layer % moe_every == 0; }
 
   // Parameters (biases and norms left out): embedding, LM head when untied,
   // per layer Q, K, V, O and the MLP.

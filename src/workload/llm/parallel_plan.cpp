@@ -1,0 +1,178 @@
+// Megatron-LM's parallel plan and rank layout (parallel_plan.h).
+#include "workload/llm/parallel_plan.h"
+
+#include <array>
+#include <string>
+
+#include "config/input_error.h"
+#include "registry/registry.h"
+#include "workload/models/models.h"
+
+namespace acesim {
+namespace {
+
+constexpr std::array<std::pair<PipeSchedule, std::string_view>, 3> kSchedules = {
+    {{PipeSchedule::k1F1B, "1f1b"}, {PipeSchedule::kInterleaved, "interleaved"}, {PipeSchedule::kGpipe, "gpipe"}}};
+constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute = {
+    {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
+
+template <typename E, std::size_t N>
+std::vector<std::string> names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
+  std::vector<std::string> out;
+  for (const auto& e : table) out.emplace_back(e.second);
+  return out;
+}
+
+template <typename E, std::size_t N>
+E parse_of(const std::array<std::pair<E, std::string_view>, N>& table, const std::string& flag,
+           const std::string& text, const char* what) {
+  for (const auto& e : table) {
+    if (e.second == text) return e.first;
+  }
+  const std::vector<std::string> names = names_of(table);
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw InputError(flag + ": unknown " + what + " '" + text + "'" + suggestion(text, names) + " (" + list + ")");
+}
+
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
+  for (const auto& e : table) {
+    if (e.first == value) return e.second;
+  }
+  return "?";
+}
+
+std::string n(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+std::string_view to_string(PipeSchedule s) { return name_of(kSchedules, s); }
+std::string_view to_string(Recompute r) { return name_of(kRecompute, r); }
+std::vector<std::string> pipe_schedule_names() { return names_of(kSchedules); }
+std::vector<std::string> recompute_names() { return names_of(kRecompute); }
+PipeSchedule parse_pipe_schedule(const std::string& flag, const std::string& text) {
+  return parse_of(kSchedules, flag, text, "pipeline schedule");
+}
+Recompute parse_recompute(const std::string& flag, const std::string& text) {
+  return parse_of(kRecompute, flag, text, "recomputation");
+}
+
+void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus) {
+  const auto bad = [](const std::string& what) { throw InputError("parallel plan: " + what); };
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.ep < 1 || p.cp < 1) {
+    bad("--tp, --pp, --dp, --ep and --cp must be >= 1 (got tp " + n(p.tp) + ", pp " + n(p.pp) + ", dp " + n(p.dp) +
+        ", ep " + n(p.ep) + ", cp " + n(p.cp) + ")");
+  }
+  if (p.world() != gpus) {
+    bad("tp*cp*dp*pp = " + n(p.tp) + "*" + n(p.cp) + "*" + n(p.dp) + "*" + n(p.pp) + " = " + n(p.world()) +
+        ", but the platform has " + n(gpus) + " GPUs");
+  }
+  if (m.heads % p.tp != 0 || m.kv_heads % p.tp != 0) {
+    bad("--tp " + n(p.tp) + " must divide the attention heads (" + n(m.heads) + ") and key/value heads (" +
+        n(m.kv_heads) + ")");
+  }
+  if (m.ffn_hidden % p.tp != 0 || (m.moe_ffn_hidden > 0 && m.moe_ffn_hidden % p.tp != 0)) {
+    bad("--tp " + n(p.tp) + " must divide ffn_hidden (" + n(m.ffn_hidden) + ")" +
+        (m.moe_ffn_hidden > 0 ? " and moe_ffn_hidden (" + n(m.moe_ffn_hidden) + ")" : std::string()));
+  }
+  if (p.virtual_stages < 1) bad("--virtual-stages must be >= 1, got " + n(p.virtual_stages));
+  if (p.virtual_stages > 1 && p.schedule != PipeSchedule::kInterleaved) {
+    bad("--virtual-stages " + n(p.virtual_stages) + " needs --schedule interleaved");
+  }
+  const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
+  if (m.layers % chunks != 0) {
+    bad("layers (" + n(m.layers) + ") must be divisible by pp*virtual-stages = " + n(p.pp) + "*" +
+        n(p.virtual_stages) + " = " + n(chunks));
+  }
+  if (p.schedule == PipeSchedule::kInterleaved && p.pp < 2) bad("--schedule interleaved needs --pp >= 2");
+  if (m.experts == 0 && p.ep > 1) bad("--ep " + n(p.ep) + " needs a mixture-of-experts model (this one has no experts)");
+  if (m.experts > 0 && m.experts % p.ep != 0) bad("--ep " + n(p.ep) + " must divide the experts (" + n(m.experts) + ")");
+  if (p.dp % p.ep != 0) bad("--ep " + n(p.ep) + " must divide --dp " + n(p.dp) + " (experts are split over data-parallel ranks)");
+  if (m.seq % (2 * p.cp) != 0 && p.cp > 1) {
+    bad("--cp " + n(p.cp) + ": the sequence (" + n(m.seq) + ") must split into 2*cp = " + n(2 * p.cp) +
+        " equal chunks (causal load balancing)");
+  }
+  if (p.sequence_parallel && m.seq % (static_cast<long long>(p.tp) * p.cp) != 0) {
+    bad("--sequence-parallel: tp*cp = " + n(static_cast<long long>(p.tp) * p.cp) + " must divide the sequence (" +
+        n(m.seq) + ")");
+  }
+  if (p.zero < 0 || p.zero > 3) bad("--zero must be 0, 1, 2 or 3, got " + n(p.zero));
+  if (p.micro_batch < 1) bad("--micro-batch must be >= 1, got " + n(p.micro_batch));
+  const long long per_step = static_cast<long long>(p.micro_batch) * p.dp;
+  if (p.global_batch < 0 || (p.global_batch > 0 && p.global_batch % per_step != 0)) {
+    bad("--global-batch " + n(p.global_batch) + " must be a positive multiple of micro-batch*dp = " +
+        n(p.micro_batch) + "*" + n(p.dp) + " = " + n(per_step));
+  }
+  if (p.schedule == PipeSchedule::kInterleaved && p.micro_batches() % p.pp != 0) {
+    bad("--schedule interleaved: the micro-batches per replica (" + n(p.micro_batches()) +
+        ") must be a multiple of --pp " + n(p.pp));
+  }
+  if (p.micro_batches() > 100000) bad("micro-batches per replica (" + n(p.micro_batches()) + ") above 100000");
+}
+
+RankLayout::RankLayout(const ParallelPlan& plan) : plan_(plan), world_(plan.world()) {}
+
+RankCoord RankLayout::coord(Rank r) const {
+  RankCoord c;
+  c.tp = static_cast<int>(r % plan_.tp);
+  r /= plan_.tp;
+  c.cp = static_cast<int>(r % plan_.cp);
+  r /= plan_.cp;
+  c.ep = static_cast<int>(r % plan_.ep);
+  r /= plan_.ep;
+  const int dpo = plan_.dp / plan_.ep;
+  c.dpo = static_cast<int>(r % dpo);
+  r /= dpo;
+  c.pp = static_cast<int>(r);
+  return c;
+}
+
+Rank RankLayout::rank(const RankCoord& c) const {
+  const long long dpo = plan_.dp / plan_.ep;
+  return static_cast<Rank>(c.tp + plan_.tp * (c.cp + plan_.cp * (c.ep + plan_.ep * (c.dpo + dpo * c.pp))));
+}
+
+int RankLayout::data_index(Rank r) const {
+  const RankCoord c = coord(r);
+  return c.ep + plan_.ep * c.dpo;
+}
+
+std::vector<Rank> RankLayout::vary(Rank r, bool tp, bool cp, bool ep, bool dpo, bool pp) const {
+  const RankCoord base = coord(r);
+  const int dpo_size = plan_.dp / plan_.ep;
+  std::vector<Rank> out;
+  for (int p = 0; p < (pp ? plan_.pp : 1); ++p) {
+    for (int o = 0; o < (dpo ? dpo_size : 1); ++o) {
+      for (int e = 0; e < (ep ? plan_.ep : 1); ++e) {
+        for (int c = 0; c < (cp ? plan_.cp : 1); ++c) {
+          for (int t = 0; t < (tp ? plan_.tp : 1); ++t) {
+            RankCoord x = base;
+            if (tp) x.tp = t;
+            if (cp) x.cp = c;
+            if (ep) x.ep = e;
+            if (dpo) x.dpo = o;
+            if (pp) x.pp = p;
+            out.push_back(rank(x));
+          }
+        }
+      }
+    }
+  }
+  return out;  // ascending: the outer loops vary the higher coordinates
+}
+
+std::vector<Rank> RankLayout::tp_group(Rank r) const { return vary(r, true, false, false, false, false); }
+std::vector<Rank> RankLayout::cp_group(Rank r) const { return vary(r, false, true, false, false, false); }
+std::vector<Rank> RankLayout::ep_group(Rank r) const { return vary(r, false, false, true, false, false); }
+std::vector<Rank> RankLayout::dp_group(Rank r) const { return vary(r, false, true, true, true, false); }
+std::vector<Rank> RankLayout::expert_dp_group(Rank r) const { return vary(r, false, true, false, true, false); }
+std::vector<Rank> RankLayout::pp_group(Rank r) const { return vary(r, false, false, false, false, true); }
+
+Rank RankLayout::in_stage(Rank r, int stage) const {
+  RankCoord c = coord(r);
+  c.pp = stage;
+  return rank(c);
+}
+
+}  // namespace acesim

@@ -1,0 +1,89 @@
+// How an LLM's training is split over the GPUs, in Megatron-LM's vocabulary
+// (docs/models.md, "Parallelism"), and where each rank sits.
+//
+// Ranks are laid out as Megatron-LM does: tensor-parallel ranks innermost,
+// then context, expert, data, pipeline. The data-parallel degree dp counts
+// the expert-parallel ranks too (ep divides dp): a dense layer's gradients
+// are reduced over all dp replicas, an expert's over the dp / ep replicas
+// that hold the same experts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "topology/topology.h"
+
+namespace acesim {
+
+struct TransformerShape;
+
+enum class PipeSchedule { k1F1B, kInterleaved, kGpipe };
+enum class Recompute { kNone, kSelective, kFull };
+std::string_view to_string(PipeSchedule s);
+std::string_view to_string(Recompute r);
+std::vector<std::string> pipe_schedule_names();
+std::vector<std::string> recompute_names();
+// Throws InputError naming `flag` for an unknown name.
+PipeSchedule parse_pipe_schedule(const std::string& flag, const std::string& text);
+Recompute parse_recompute(const std::string& flag, const std::string& text);
+
+struct ParallelPlan {
+  int tp = 1;  // tensor parallel
+  int pp = 1;  // pipeline stages
+  int dp = 1;  // data-parallel replicas (expert-parallel ranks included)
+  int ep = 1;  // expert parallel: experts split over ep of the dp replicas
+  int cp = 1;  // context parallel: the sequence split over cp ranks
+  bool sequence_parallel = false;  // norms and dropout split over the tp ranks' sequence
+  int zero = 0;  // 0 none; 1 optimizer states, 2 + gradients, 3 + parameters sharded over dp
+  int micro_batch = 1;    // sequences per micro-batch
+  int global_batch = 0;   // sequences per iteration over all replicas; 0: micro_batch x dp
+  PipeSchedule schedule = PipeSchedule::k1F1B;
+  int virtual_stages = 1;  // interleaved: model chunks per pipeline stage
+  Recompute recompute = Recompute::kNone;
+
+  long long world() const { return static_cast<long long>(tp) * cp * dp * pp; }
+  int effective_global_batch() const { return global_batch > 0 ? global_batch : micro_batch * dp; }
+  // Micro-batches per replica and iteration (gradient accumulation steps).
+  int micro_batches() const { return effective_global_batch() / (micro_batch * dp); }
+};
+
+// Checks a plan against the model and the GPUs; throws InputError with one
+// line naming the numbers (tp*cp*dp*pp != GPUs, heads % tp, layers %
+// (pp * virtual stages), experts % ep, ...).
+void check_plan(const ParallelPlan& plan, const TransformerShape& shape, long long gpus);
+
+// A rank's coordinates: tensor, context, expert, data (outer: dp / ep), pipeline.
+struct RankCoord {
+  int tp = 0, cp = 0, ep = 0, dpo = 0, pp = 0;
+};
+
+class RankLayout {
+ public:
+  explicit RankLayout(const ParallelPlan& plan);
+
+  long long world() const { return world_; }
+  RankCoord coord(Rank r) const;
+  Rank rank(const RankCoord& c) const;
+  int stage(Rank r) const { return coord(r).pp; }
+  int data_index(Rank r) const;  // 0 .. dp-1: ep + ep_size * dpo
+
+  // Communicator groups of rank r, ascending: the ranks that differ from r
+  // only in the named coordinates.
+  std::vector<Rank> tp_group(Rank r) const;
+  std::vector<Rank> cp_group(Rank r) const;
+  std::vector<Rank> ep_group(Rank r) const;         // the experts' all-to-all
+  std::vector<Rank> dp_group(Rank r) const;         // dense gradients (ep and dpo), cp-fused when cp > 1
+  std::vector<Rank> expert_dp_group(Rank r) const;  // expert gradients (dpo), cp-fused when cp > 1
+  std::vector<Rank> pp_group(Rank r) const;         // the same rank of every stage
+  // The same position in stage `stage`.
+  Rank in_stage(Rank r, int stage) const;
+
+ private:
+  std::vector<Rank> vary(Rank r, bool tp, bool cp, bool ep, bool dpo, bool pp) const;
+
+  ParallelPlan plan_;
+  long long world_ = 0;
+};
+
+}  // namespace acesim
