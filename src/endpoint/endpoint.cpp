@@ -145,7 +145,8 @@ void Endpoints::set_compute_slowdown(Rank r, double factor) {
 
 double Endpoints::isolated_seconds(const Kernel& k) const {
   if (k.time_ps >= 0) return ps_to_seconds(k.time_ps);
-  return std::max(k.flops / cfg_.peak_flops(), k.hbm_bytes / (cfg_.hbm_GBps * 1e9));
+  return std::max(k.flops / k.flops_efficiency / cfg_.peak_flops(),
+                  k.hbm_bytes / k.hbm_efficiency / (cfg_.hbm_GBps * 1e9));
 }
 
 ActivityId Endpoints::start_kernel(Rank r, const Kernel& k_in, ActivityListener* listener, std::uint64_t tag) {
@@ -178,8 +179,8 @@ ActivityId Endpoints::start_kernel(Rank r, const Kernel& k_in, ActivityListener*
   spec.priority_class = compute_class();
   scratch_.clear();
   if (!fixed && spec.work > 0.0) {
-    if (flops > 0.0) scratch_.push_back({n.cu, flops / spec.work});
-    if (hbm > 0.0) scratch_.push_back({n.hbm, hbm / spec.work});
+    if (flops > 0.0) scratch_.push_back({n.cu, flops / k.flops_efficiency / spec.work});
+    if (hbm > 0.0) scratch_.push_back({n.hbm, hbm / k.hbm_efficiency / spec.work});
   }
   return sim_.fluid().start(sim_.now(), spec, scratch_, listener, tag);
 }

@@ -32,6 +32,11 @@ struct Kernel {
   double flops = 0.0;
   double hbm_bytes = 0.0;
   TimePs time_ps = -1;  // >= 0: given as a time (ASTRA-sim tables)
+  // Fractions of the peak FLOP rate and HBM bandwidth the kernel reaches
+  // alone (docs/models.md, "Kernel efficiencies"): it holds the resources as
+  // if it did flops / flops_efficiency and hbm_bytes / hbm_efficiency.
+  double flops_efficiency = 1.0;
+  double hbm_efficiency = 1.0;
 };
 
 struct NpuStats {

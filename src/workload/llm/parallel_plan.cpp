@@ -88,6 +88,9 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
   if (p.schedule == PipeSchedule::kInterleaved && p.pp < 2) bad("--schedule interleaved needs --pp >= 2");
   if (m.experts == 0 && p.ep > 1) bad("--ep " + n(p.ep) + " needs a mixture-of-experts model (this one has no experts)");
   if (m.experts > 0 && m.experts % p.ep != 0) bad("--ep " + n(p.ep) + " must divide the experts (" + n(m.experts) + ")");
+  if (m.experts > 0 && p.tp > 1 && !p.sequence_parallel) {
+    bad("--tp " + n(p.tp) + " with a mixture-of-experts model needs --sequence-parallel (as Megatron-Core requires)");
+  }
   if (p.dp % p.ep != 0) bad("--ep " + n(p.ep) + " must divide --dp " + n(p.dp) + " (experts are split over data-parallel ranks)");
   if (m.seq % (2 * p.cp) != 0 && p.cp > 1) {
     bad("--cp " + n(p.cp) + ": the sequence (" + n(m.seq) + ") must split into 2*cp = " + n(2 * p.cp) +
@@ -166,7 +169,7 @@ std::vector<Rank> RankLayout::tp_group(Rank r) const { return vary(r, true, fals
 std::vector<Rank> RankLayout::cp_group(Rank r) const { return vary(r, false, true, false, false, false); }
 std::vector<Rank> RankLayout::ep_group(Rank r) const { return vary(r, false, false, true, false, false); }
 std::vector<Rank> RankLayout::dp_group(Rank r) const { return vary(r, false, true, true, true, false); }
-std::vector<Rank> RankLayout::expert_dp_group(Rank r) const { return vary(r, false, true, false, true, false); }
+std::vector<Rank> RankLayout::expert_dp_group(Rank r) const { return vary(r, true, true, false, true, false); }
 std::vector<Rank> RankLayout::pp_group(Rank r) const { return vary(r, false, false, false, false, true); }
 
 Rank RankLayout::in_stage(Rank r, int stage) const {

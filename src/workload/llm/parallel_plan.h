@@ -74,7 +74,10 @@ class RankLayout {
   std::vector<Rank> cp_group(Rank r) const;
   std::vector<Rank> ep_group(Rank r) const;         // the experts' all-to-all
   std::vector<Rank> dp_group(Rank r) const;         // dense gradients (ep and dpo), cp-fused when cp > 1
-  std::vector<Rank> expert_dp_group(Rank r) const;  // expert gradients (dpo), cp-fused when cp > 1
+  // Expert gradients: experts are not split over tensor-parallel ranks
+  // (expert tensor parallelism 1), so every tp, cp and dpo rank holding the
+  // same experts reduces them.
+  std::vector<Rank> expert_dp_group(Rank r) const;
   std::vector<Rank> pp_group(Rank r) const;         // the same rank of every stage
   // The same position in stage `stage`.
   Rank in_stage(Rank r, int stage) const;

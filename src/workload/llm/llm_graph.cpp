@@ -1,0 +1,551 @@
+// LLM training work graphs (llm_graph.h). Sizes are per rank and
+// micro-batch; kernels as FLOPs and HBM bytes, collectives in nccl-tests'
+// convention (the whole buffer), messages in bytes. docs/models.md, "LLM
+// training", gives every formula.
+#include "workload/llm/llm_graph.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "workload/llm/pipeline_schedule.h"
+
+namespace acesim {
+
+LlmEfficiency default_llm_efficiency() {
+  LlmEfficiency e;
+  e.gemm = 0.80;                // cuBLAS bf16, large GEMMs: 0.80 of peak on H100, 0.80-0.87 on A100
+  e.attention_forward = 0.60;   // FlashAttention-3 forward on H100 (FA2 on A100: 0.65)
+  e.attention_backward = 0.50;  // FlashAttention-3 backward on H100 (FA2 on A100: 0.55)
+  e.hbm = 0.85;                 // memory-bound kernels (0.85-0.90 of peak HBM bandwidth)
+  return e;
+}
+
+std::string_view to_string(LlmComm c) {
+  switch (c) {
+    case LlmComm::kNone: return "none";
+    case LlmComm::kTp: return "tp";
+    case LlmComm::kCp: return "cp";
+    case LlmComm::kEp: return "ep";
+    case LlmComm::kPp: return "pp";
+    case LlmComm::kDp: return "dp";
+  }
+  return "?";
+}
+
+LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options)
+    : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_) {
+  check_plan(plan_, shape_, topo_.num_npus());
+}
+
+double LlmJob::padded_vocab() const {
+  const double unit = 128.0 * plan_.tp;
+  return std::ceil(shape_.vocab / unit) * unit;
+}
+
+double LlmJob::model_flops_per_gpu() const {
+  const TransformerShape& m = shape_;
+  const double s = m.seq, h = m.hidden;
+  const double kv = static_cast<double>(m.kv_heads) * (h / m.heads);
+  const double g = m.swiglu ? 3.0 : 2.0;
+  double layers = 0.0, attention_scores = 0.0;
+  for (int i = 0; i < m.layers; ++i) {
+    double mlp = 2.0 * s * h * m.ffn_hidden * g;
+    if (m.is_moe_layer(i)) {
+      mlp = 2.0 * s * h * m.experts + 2.0 * s * h * m.moe_ffn_hidden * g * (m.top_k + m.shared_experts);
+    }
+    layers += 2.0 * s * h * (h + 2.0 * kv) + 4.0 * s * s * h + 2.0 * s * h * h + mlp;
+    attention_scores += 4.0 * s * s * h;
+  }
+  const double logits = 2.0 * s * h * padded_vocab();
+  double per_sequence = 3.0 * (layers + logits);
+  if (plan_.recompute == Recompute::kFull) per_sequence += layers;
+  if (plan_.recompute == Recompute::kSelective) per_sequence += attention_scores;
+  return per_sequence * plan_.effective_global_batch() / static_cast<double>(plan_.world());
+}
+
+namespace {
+
+constexpr std::int64_t kCpTagBase = std::int64_t{1} << 40;
+
+// The group a collective runs on: whole topology dimensions when its ranks
+// are all the NPUs of some dimensions around the first (the platform's
+// plans and NCCL's model apply), else the listed ranks routed over the fabric.
+std::optional<CollectiveSpec> group_spec(const std::vector<Rank>& ranks, const Topology& topo) {
+  if (ranks.size() <= 1) return std::nullopt;
+  CollectiveSpec spec;
+  long long size = 1;
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    for (Rank x : ranks) {
+      if (topo.coord(x, d) != topo.coord(ranks.front(), d)) {
+        spec.dims.push_back(d);
+        size *= topo.dim(d).npus;
+        break;
+      }
+    }
+  }
+  if (size != static_cast<long long>(ranks.size())) {
+    spec.dims.clear();
+    spec.members = ranks;
+  }
+  return spec;
+}
+
+class Builder {
+ public:
+  Builder(const LlmJob& job, const Topology& topo, Rank r)
+      : job_(job), m_(job.shape()), p_(job.plan()), e_(job.options().efficiency), r_(r),
+        stage_(job.layout().stage(r)), g_(out_.graph) {
+    const RankLayout& l = job.layout();
+    bpe_ = job.options().bytes_per_element;
+    t_ = p_.tp;
+    h_ = m_.hidden;
+    kv_ = static_cast<double>(m_.kv_heads) * (h_ / m_.heads);
+    tokens_ = static_cast<double>(p_.micro_batch) * m_.seq / p_.cp;
+    sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
+    gated_ = m_.swiglu ? 2.0 : 1.0;
+    tp_ = group_spec(l.tp_group(r), topo);
+    dp_ = group_spec(l.dp_group(r), topo);
+    edp_ = group_spec(l.expert_dp_group(r), topo);
+    ep_ = group_spec(l.ep_group(r), topo);
+    if (p_.pp > 1 && m_.tied_embeddings && (stage_ == 0 || stage_ == p_.pp - 1)) {
+      emb_ = group_spec({l.in_stage(r, 0), l.in_stage(r, p_.pp - 1)}, topo);
+    }
+    const std::vector<Rank> cp = l.cp_group(r);
+    const auto me = static_cast<int>(std::find(cp.begin(), cp.end(), r) - cp.begin());
+    cp_next_ = cp[static_cast<std::size_t>((me + 1) % p_.cp)];
+    cp_prev_ = cp[static_cast<std::size_t>((me + p_.cp - 1) % p_.cp)];
+    per_chunk_ = job.layers_per_chunk();
+    param_ready_.assign(static_cast<std::size_t>(per_chunk_ * p_.virtual_stages + 2), {WorkGraph::kNone, WorkGraph::kNone});
+  }
+
+  LlmRankGraph run() {
+    const std::vector<PipeOp> order =
+        pipeline_order(p_.schedule, p_.pp, stage_, p_.micro_batches(), p_.virtual_stages);
+    for (iter_ = 0; iter_ < job_.options().iterations; ++iter_) {
+      for (const PipeOp& op : order) op.backward ? backward(op) : forward(op);
+      optimizer_step();
+    }
+    // The run ends once the last parameter gathers are done too.
+    pass_ = LlmPass::kOptimizer;
+    std::vector<std::uint32_t> deps = {last_compute_};
+    for (const auto& ready : param_ready_) {
+      for (std::uint32_t n : ready) {
+        if (n != WorkGraph::kNone) deps.push_back(n);
+      }
+    }
+    node(WorkNodeKind::kNop, 0, deps, LlmComm::kNone);
+    g_.finish();
+    return std::move(out_);
+  }
+
+ private:
+  // ---- nodes ----
+  std::uint32_t node(WorkNodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps, LlmComm comm) {
+    const std::uint32_t id = g_.add_node(kind, payload, deps);
+    out_.tags.push_back({iter_, comm, pass_});
+    return id;
+  }
+  // A kernel on the compute stream, after the one before and what gates it.
+  void compute(double flops, double hbm_bytes, double flops_efficiency) {
+    if (flops <= 0.0 && hbm_bytes <= 0.0) return;
+    Kernel k;
+    k.flops = flops;
+    k.hbm_bytes = hbm_bytes;
+    k.flops_efficiency = flops_efficiency;
+    k.hbm_efficiency = e_.hbm;
+    std::vector<std::uint32_t> deps = std::move(gate_);
+    gate_.clear();
+    if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
+    last_compute_ = node(WorkNodeKind::kCompute, g_.add_kernel(k), deps, LlmComm::kNone);
+  }
+  void gemm(double flops, double hbm_elements) { compute(flops, hbm_elements * bpe_, e_.gemm); }
+  void memory_bound(double hbm_elements) { compute(0.0, hbm_elements * bpe_, 1.0); }
+  // A collective issued after the compute so far; blocking ones gate the
+  // next kernel, others are returned for whoever waits on them.
+  std::uint32_t collective(const std::optional<CollectiveSpec>& group, CollectiveOp op, double bytes, LlmComm kind,
+                           bool blocking, std::span<const std::uint32_t> extra_deps = {}) {
+    if (!group || bytes <= 0.0) return WorkGraph::kNone;
+    CollectiveSpec c = *group;
+    c.op = op;
+    c.bytes = bytes;
+    std::vector<std::uint32_t> deps(extra_deps.begin(), extra_deps.end());
+    if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
+    const std::uint32_t id = node(WorkNodeKind::kCollective, g_.add_collective(std::move(c)), deps, kind);
+    if (blocking) gate_.push_back(id);
+    return id;
+  }
+  std::uint32_t send(Rank peer, std::int64_t tag, double bytes, LlmComm kind, std::span<const std::uint32_t> deps) {
+    return node(WorkNodeKind::kSend, g_.add_message({peer, tag, bytes}), deps, kind);
+  }
+  std::uint32_t recv(Rank peer, std::int64_t tag, double bytes, LlmComm kind) {
+    return node(WorkNodeKind::kRecv, g_.add_message({peer, tag, bytes}), {}, kind);
+  }
+  void gate(std::uint32_t n) {
+    if (n != WorkGraph::kNone) gate_.push_back(n);
+  }
+
+  // ---- tensor parallelism around a block: all-gather the input (sequence
+  // parallel) before, all-reduce or reduce-scatter the output after ----
+  void tp_enter() {
+    if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, true);
+  }
+  void tp_leave() {
+    collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+               tokens_ * h_ * bpe_, LlmComm::kTp, true);
+  }
+
+  // ---- one transformer layer ----
+  double attention_flops() const { return 2.0 * tokens_ * m_.seq * h_ / t_; }  // causal: half of 4 (s/cp) s h
+  void attention_core(bool backward) {
+    // Fused attention: reads Q, K, V, writes the context (backward: reads
+    // them and the output gradient, writes three gradients); FlashAttention-2
+    // does 2.5x the forward's FLOPs in backward (5 matrix products for 2).
+    const double flops = attention_flops() * (backward ? 2.5 : 1.0);
+    const double hbm = (tokens_ * (2.0 * h_ + 2.0 * kv_) / t_) * bpe_ * (backward ? 2.0 : 1.0);
+    const double efficiency = backward ? e_.attention_backward : e_.attention_forward;
+    if (p_.cp == 1) {
+      compute(flops, hbm, efficiency);
+      return;
+    }
+    // Context parallelism: cp steps around the ring, each on one block of
+    // keys and values (and their gradients in backward) while the next
+    // block travels.
+    const double block = static_cast<double>(p_.micro_batch) * m_.seq / p_.cp * 2.0 * kv_ / t_ * bpe_ * (backward ? 2.0 : 1.0);
+    std::uint32_t have = last_compute_;
+    for (int j = 0; j < p_.cp; ++j) {
+      std::uint32_t next = WorkGraph::kNone;
+      if (j + 1 < p_.cp) {
+        const std::int64_t tag = kCpTagBase + cp_tag_++;
+        const std::uint32_t deps[1] = {have};
+        send(cp_next_, tag, block, LlmComm::kCp, have == WorkGraph::kNone ? std::span<const std::uint32_t>{} : deps);
+        next = recv(cp_prev_, tag, block, LlmComm::kCp);
+      }
+      if (j > 0) gate(have);
+      compute(flops / p_.cp, hbm / p_.cp, efficiency);
+      have = next;
+    }
+  }
+  void attention_forward() {
+    memory_bound(4.0 * sp_tokens_ * h_);  // residual add and norm
+    tp_enter();
+    gemm(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_ + tokens_ * (2.0 * h_ + 2.0 * kv_) / t_);
+    attention_core(false);
+    gemm(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_ + tokens_ * h_ / t_ + tokens_ * h_);
+    tp_leave();
+  }
+  void dense_mlp_forward(double width) {
+    memory_bound(4.0 * sp_tokens_ * h_);
+    tp_enter();
+    gemm(2.0 * tokens_ * h_ * width * gated_ / t_, h_ * width * gated_ / t_ + tokens_ * h_ + tokens_ * width * gated_ / t_);
+    memory_bound(tokens_ * width * (gated_ + 1.0) / t_);  // activation (and gate product)
+    gemm(2.0 * tokens_ * width * h_ / t_, width * h_ / t_ + tokens_ * width / t_ + tokens_ * h_);
+    tp_leave();
+  }
+  // Routed experts: each rank routes its sequence-parallel share of tokens
+  // (expert tensor parallelism 1), top_k copies each, to the ranks holding
+  // the experts; balanced routing.
+  void moe_forward() {
+    memory_bound(4.0 * sp_tokens_ * h_);
+    const double routed = sp_tokens_ * m_.top_k;
+    const double width = m_.moe_ffn_hidden;
+    gemm(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts + sp_tokens_ * (h_ + m_.experts));  // router
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    const double local_experts = static_cast<double>(m_.experts) / p_.ep;
+    gemm(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_ + routed * (h_ + width * gated_));
+    memory_bound(routed * width * (gated_ + 1.0));
+    gemm(2.0 * routed * width * h_, local_experts * width * h_ + routed * (width + h_));
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    if (m_.shared_experts > 0) {
+      const double shared = static_cast<double>(m_.shared_experts) * width;
+      tp_enter();
+      gemm(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_ + tokens_ * (h_ + shared * gated_ / t_));
+      gemm(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_ + tokens_ * (shared / t_ + h_));
+      tp_leave();
+    }
+  }
+  void layer_forward(int layer) {
+    attention_forward();
+    if (m_.is_moe_layer(layer)) {
+      moe_forward();
+    } else {
+      dense_mlp_forward(m_.ffn_hidden);
+    }
+  }
+
+  // Backward: every GEMM's input gradient and weight gradient (each the
+  // forward's FLOPs); with sequence parallelism the block's input is
+  // gathered again for the weight gradients while the input gradients run.
+  void gemm_backward(double flops, double weights, double in, double out) {
+    gemm(flops, weights + out + in);  // input gradient
+    gemm(flops, in + out + weights);  // weight gradient
+  }
+  void tp_backward_enter() {
+    // The output gradient of a row-parallel GEMM: sequence parallel
+    // gathers it (the mirror of the forward's reduce-scatter).
+    if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, true);
+  }
+  void layer_backward(int layer) {
+    if (m_.is_moe_layer(layer)) {
+      moe_backward();
+    } else {
+      const double f = m_.ffn_hidden;
+      tp_backward_enter();
+      gemm_backward(2.0 * tokens_ * f * h_ / t_, f * h_ / t_, tokens_ * f / t_, tokens_ * h_);
+      memory_bound(2.0 * tokens_ * f * (gated_ + 1.0) / t_);
+      gemm_backward(2.0 * tokens_ * h_ * f * gated_ / t_, h_ * f * gated_ / t_, tokens_ * h_, tokens_ * f * gated_ / t_);
+      tp_leave();
+      memory_bound(6.0 * sp_tokens_ * h_);  // norm backward
+    }
+    tp_backward_enter();
+    gemm_backward(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_, tokens_ * h_ / t_, tokens_ * h_);
+    attention_core(true);
+    gemm_backward(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_, tokens_ * h_,
+                  tokens_ * (h_ + 2.0 * kv_) / t_);
+    tp_leave();
+    memory_bound(6.0 * sp_tokens_ * h_);
+  }
+  void moe_backward() {
+    const double routed = sp_tokens_ * m_.top_k;
+    const double width = m_.moe_ffn_hidden;
+    const double local_experts = static_cast<double>(m_.experts) / p_.ep;
+    if (m_.shared_experts > 0) {
+      const double shared = static_cast<double>(m_.shared_experts) * width;
+      tp_backward_enter();
+      gemm_backward(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_, tokens_ * shared / t_, tokens_ * h_);
+      gemm_backward(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_, tokens_ * h_,
+                    tokens_ * shared * gated_ / t_);
+      tp_leave();
+    }
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    gemm_backward(2.0 * routed * width * h_, local_experts * width * h_, routed * width, routed * h_);
+    memory_bound(2.0 * routed * width * (gated_ + 1.0));
+    gemm_backward(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_, routed * h_,
+                  routed * width * gated_);
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    gemm_backward(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts, sp_tokens_ * h_, sp_tokens_ * m_.experts);
+    memory_bound(6.0 * sp_tokens_ * h_);
+  }
+
+  // ---- parameters and gradients ----
+  double dense_params(int layer) const {
+    double p = h_ * (h_ + 2.0 * kv_) / t_ + h_ * h_ / t_;
+    if (!m_.is_moe_layer(layer)) return p + (gated_ + 1.0) * h_ * m_.ffn_hidden / t_;
+    return p + h_ * m_.experts + (gated_ + 1.0) * h_ * m_.moe_ffn_hidden * m_.shared_experts / t_;
+  }
+  double expert_params(int layer) const {
+    if (!m_.is_moe_layer(layer)) return 0.0;
+    return static_cast<double>(m_.experts) / p_.ep * (gated_ + 1.0) * h_ * m_.moe_ffn_hidden;
+  }
+  double embedding_params() const { return job_.padded_vocab() * h_ / t_; }
+  bool first_chunk(int chunk) const { return stage_ == 0 && chunk == 0; }
+  bool last_chunk(int chunk) const { return stage_ == p_.pp - 1 && chunk == p_.virtual_stages - 1; }
+  int layer_index(int chunk, int i) const { return (chunk * p_.pp + stage_) * per_chunk_ + i; }
+  // Slot of a layer's (or the embedding's, the head's) parameter gathers.
+  std::size_t slot(int chunk, int i) const { return static_cast<std::size_t>(chunk * per_chunk_ + i); }
+  std::size_t embedding_slot() const { return param_ready_.size() - 2; }
+  std::size_t head_slot() const { return param_ready_.size() - 1; }
+
+  // Gradients of a layer once its backward is done: every micro-batch with
+  // ZeRO >= 2, else the last (Megatron's overlapped, bucketed reduction).
+  void reduce_gradients(double dense, double expert, bool last_micro_batch) {
+    if (!last_micro_batch && p_.zero < 2) return;
+    const CollectiveOp op = p_.zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+    outstanding_.push_back(collective(dp_, op, dense * bpe_, LlmComm::kDp, false));
+    outstanding_.push_back(collective(edp_, op, expert * bpe_, LlmComm::kDp, false));
+  }
+  // ZeRO-3: a layer's parameters gathered before each use, one layer ahead.
+  void gather_for_use(std::size_t s, double dense, double expert) {
+    if (p_.zero < 3) {
+      // The previous step's gathers (ZeRO 1-2), once per step.
+      for (std::uint32_t& n : param_ready_[s]) {
+        gate(n);
+        n = WorkGraph::kNone;
+      }
+      return;
+    }
+    gate(collective(dp_, CollectiveOp::kAllGather, dense * bpe_, LlmComm::kDp, false));
+    gate(collective(edp_, CollectiveOp::kAllGather, expert * bpe_, LlmComm::kDp, false));
+  }
+
+  // ---- pipeline passes ----
+  std::int64_t pp_tag(const PipeOp& op) const {
+    const std::int64_t v = p_.virtual_stages, m = p_.micro_batches();
+    return ((static_cast<std::int64_t>(iter_) * 2 + (op.backward ? 1 : 0)) * v + op.chunk) * m + op.micro_batch;
+  }
+  double pp_bytes() const { return sp_tokens_ * h_ * bpe_; }
+  void receive_from(const ChunkPos& peer, const PipeOp& op) {
+    if (!peer.valid()) return;
+    gate(recv(job_.layout().in_stage(r_, peer.stage), pp_tag(op), pp_bytes(), LlmComm::kPp));
+  }
+  void send_to(const ChunkPos& peer, const PipeOp& op) {
+    if (!peer.valid()) return;
+    PipeOp as_peer = op;
+    as_peer.chunk = peer.chunk;
+    const std::uint32_t deps[1] = {last_compute_};
+    send(job_.layout().in_stage(r_, peer.stage), pp_tag(as_peer), pp_bytes(), LlmComm::kPp, deps);
+  }
+
+  void forward(const PipeOp& op) {
+    pass_ = LlmPass::kForward;
+    receive_from(previous_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk), op);
+    if (first_chunk(op.chunk)) {
+      gather_for_use(embedding_slot(), embedding_params(), 0.0);
+      memory_bound(2.0 * tokens_ * h_);  // embedding lookup
+      collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+                 tokens_ * h_ * bpe_, LlmComm::kTp, true);
+    }
+    for (int i = 0; i < per_chunk_; ++i) {
+      const int layer = layer_index(op.chunk, i);
+      gather_for_use(slot(op.chunk, i), dense_params(layer), expert_params(layer));
+      layer_forward(layer);
+    }
+    if (last_chunk(op.chunk)) {
+      gather_for_use(head_slot(), m_.tied_embeddings && p_.pp == 1 ? 0.0 : embedding_params(), 0.0);
+      lm_head_forward();
+    }
+    // The PipeOp names the receiver's chunk in its tag: the forward of chunk
+    // c on the next stage (or chunk c+1 on stage 0).
+    PipeOp sent = op;
+    const ChunkPos next = next_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk);
+    if (next.valid()) sent.chunk = next.chunk;
+    send_to(next, sent);
+  }
+  void lm_head_forward() {
+    memory_bound(4.0 * sp_tokens_ * h_);  // final norm
+    tp_enter();
+    const double v = job_.padded_vocab();
+    gemm(2.0 * tokens_ * h_ * v / t_, h_ * v / t_ + tokens_ * h_ + tokens_ * v / t_);
+    // Cross-entropy over the vocabulary slice, in fp32: read the logits,
+    // write and read the softmax.
+    compute(0.0, 3.0 * tokens_ * v / t_ * 4.0, 1.0);
+  }
+  void lm_head_backward() {
+    const double v = job_.padded_vocab();
+    compute(0.0, 2.0 * tokens_ * v / t_ * 4.0, 1.0);
+    gemm_backward(2.0 * tokens_ * h_ * v / t_, h_ * v / t_, tokens_ * h_, tokens_ * v / t_);
+    tp_leave();
+    memory_bound(6.0 * sp_tokens_ * h_);
+  }
+
+  void backward(const PipeOp& op) {
+    pass_ = LlmPass::kBackward;
+    const bool last_mb = op.micro_batch == p_.micro_batches() - 1;
+    receive_from(next_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk), op);
+    if (last_chunk(op.chunk)) {
+      const double head = m_.tied_embeddings && p_.pp == 1 ? 0.0 : embedding_params();
+      gather_for_use(head_slot(), head, 0.0);
+      lm_head_backward();
+      if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(head, 0.0, last_mb);
+    }
+    for (int i = per_chunk_ - 1; i >= 0; --i) {
+      const int layer = layer_index(op.chunk, i);
+      gather_for_use(slot(op.chunk, i), dense_params(layer), expert_params(layer));
+      recompute(layer);
+      pass_ = LlmPass::kBackward;
+      layer_backward(layer);
+      reduce_gradients(dense_params(layer), expert_params(layer), last_mb);
+    }
+    if (first_chunk(op.chunk)) {
+      memory_bound(2.0 * tokens_ * h_);  // embedding gradient (scatter-add)
+      if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(embedding_params(), 0.0, last_mb);
+    }
+    if (last_mb && (first_chunk(op.chunk) || last_chunk(op.chunk)) && emb_) {
+      // Tied embeddings across stages: the first and last stage sum their
+      // gradients of the shared matrix, then each reduces it over dp.
+      const std::uint32_t sum = collective(emb_, CollectiveOp::kAllReduce, embedding_params() * bpe_, LlmComm::kDp, false);
+      const std::uint32_t deps[1] = {sum};
+      const CollectiveOp op2 = p_.zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+      outstanding_.push_back(collective(dp_, op2, embedding_params() * bpe_, LlmComm::kDp, false, deps));
+    }
+    PipeOp sent = op;
+    const ChunkPos prev = previous_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk);
+    if (prev.valid()) sent.chunk = prev.chunk;
+    send_to(prev, sent);
+  }
+  void recompute(int layer) {
+    if (p_.recompute == Recompute::kNone) return;
+    pass_ = LlmPass::kRecompute;
+    if (p_.recompute == Recompute::kSelective) {
+      attention_core(false);
+    } else {
+      layer_forward(layer);
+    }
+  }
+
+  // Optimizer: Adam over the rank's shard (all its parameters without
+  // ZeRO): reads fp32 gradients, master weights and both moments, writes
+  // those three and the bf16 weights: 4 x 4 + 3 x 4 + 2 = 30 bytes per
+  // parameter. Then ZeRO 1-2 gather the updated parameters, overlapped with
+  // the next forward.
+  void optimizer_step() {
+    pass_ = LlmPass::kOptimizer;
+    double dense = 0.0, expert = 0.0;
+    for (int c = 0; c < p_.virtual_stages; ++c) {
+      for (int i = 0; i < per_chunk_; ++i) {
+        dense += dense_params(layer_index(c, i));
+        expert += expert_params(layer_index(c, i));
+      }
+    }
+    if (stage_ == 0) dense += embedding_params();
+    if (stage_ == p_.pp - 1 && (!m_.tied_embeddings || p_.pp > 1)) dense += embedding_params();
+    const double dense_shard = p_.zero >= 1 ? dense / (static_cast<double>(p_.dp) * p_.cp) : dense;
+    const double expert_shard = p_.zero >= 1 ? expert / (static_cast<double>(p_.dp) / p_.ep * p_.cp * p_.tp) : expert;
+    for (std::uint32_t n : outstanding_) gate(n);
+    outstanding_.clear();
+    compute(10.0 * (dense_shard + expert_shard), 30.0 * (dense_shard + expert_shard), 1.0);
+    const std::uint32_t deps[1] = {last_compute_};
+    out_.iteration_end.push_back(node(WorkNodeKind::kNop, 0, deps, LlmComm::kNone));
+    if (p_.zero == 0 || p_.zero == 3) return;
+    for (int c = 0; c < p_.virtual_stages; ++c) {
+      for (int i = 0; i < per_chunk_; ++i) {
+        const int layer = layer_index(c, i);
+        param_ready_[slot(c, i)] = {
+            collective(dp_, CollectiveOp::kAllGather, dense_params(layer) * bpe_, LlmComm::kDp, false),
+            collective(edp_, CollectiveOp::kAllGather, expert_params(layer) * bpe_, LlmComm::kDp, false)};
+      }
+    }
+    if (stage_ == 0) {
+      param_ready_[embedding_slot()][0] =
+          collective(dp_, CollectiveOp::kAllGather, embedding_params() * bpe_, LlmComm::kDp, false);
+    }
+    if (stage_ == p_.pp - 1 && (!m_.tied_embeddings || p_.pp > 1)) {
+      param_ready_[head_slot()][0] = collective(dp_, CollectiveOp::kAllGather, embedding_params() * bpe_, LlmComm::kDp, false);
+    }
+  }
+
+  const LlmJob& job_;
+  const TransformerShape& m_;
+  const ParallelPlan& p_;
+  const LlmEfficiency& e_;
+  Rank r_;
+  int stage_;
+  LlmRankGraph out_;
+  WorkGraph& g_;
+  double bpe_ = 2.0, t_ = 1.0, h_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0;
+  int per_chunk_ = 1;
+  std::optional<CollectiveSpec> tp_, dp_, edp_, ep_, emb_;
+  Rank cp_next_ = 0, cp_prev_ = 0;
+  std::int64_t cp_tag_ = 0;
+  int iter_ = 0;
+  LlmPass pass_ = LlmPass::kForward;
+  std::uint32_t last_compute_ = WorkGraph::kNone;
+  std::vector<std::uint32_t> gate_;
+  std::vector<std::uint32_t> outstanding_;
+  // Per layer (then the embedding, the head): the gathers of its dense and
+  // expert parameters the next forward waits for.
+  std::vector<std::array<std::uint32_t, 2>> param_ready_;
+};
+
+}  // namespace
+
+LlmRankGraph LlmJob::build(Rank r) const {
+  Builder b(*this, topo_, r);
+  LlmRankGraph g = b.run();
+  g.graph.source = shape_.name;
+  return g;
+}
+
+}  // namespace acesim

@@ -1,0 +1,95 @@
+// LLM training as work graphs, one per rank (docs/models.md, "LLM
+// training"): a transformer's layers split over a Megatron-LM parallel plan
+// (parallel_plan.h), each stage running its micro-batches in its pipeline
+// schedule's order (pipeline_schedule.h), with the communication each kind
+// of parallelism implies:
+//   tp  all-reduce after attention and MLP, forward and backward; with
+//       sequence parallelism all-gather before and reduce-scatter after
+//   cp  the ring exchange of keys and values around the context-parallel
+//       ranks (and of their gradients in backward)
+//   ep  all-to-all dispatch and combine around each MoE layer's experts
+//   pp  activations to the next stage, gradients to the previous one
+//   dp  gradients: all-reduce (ZeRO 0) or reduce-scatter (ZeRO >= 1) per
+//       layer as the last micro-batch's backward produces them (every
+//       micro-batch's with ZeRO >= 2); parameters all-gathered after the
+//       optimizer step (ZeRO 1-2) or before each use (ZeRO 3, prefetched one
+//       layer ahead); tied embeddings reduced between the first and last stage
+// Every kernel goes through the NPU's roofline with the efficiencies below.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "topology/topology.h"
+#include "workload/graph/work_graph.h"
+#include "workload/llm/parallel_plan.h"
+#include "workload/models/models.h"
+
+namespace acesim {
+
+// Fractions of the datasheet peaks that kernels reach (docs/models.md,
+// "Kernel efficiencies" has their sources).
+struct LlmEfficiency {
+  double gemm = 1.0;                // dense GEMMs, of peak FLOP/s
+  double attention_forward = 1.0;   // fused (flash) attention, of peak FLOP/s
+  double attention_backward = 1.0;
+  double hbm = 1.0;                 // every kernel, of peak HBM bandwidth
+};
+LlmEfficiency default_llm_efficiency();
+
+enum class LlmComm : std::uint8_t { kNone, kTp, kCp, kEp, kPp, kDp };
+inline constexpr int kLlmCommKinds = 6;
+std::string_view to_string(LlmComm c);
+
+enum class LlmPass : std::uint8_t { kForward, kBackward, kRecompute, kOptimizer };
+
+// What a node stands for, for the report.
+struct LlmNodeTag {
+  std::int32_t iteration = 0;
+  LlmComm comm = LlmComm::kNone;  // communication nodes: their kind
+  LlmPass pass = LlmPass::kForward;
+};
+
+struct LlmRankGraph {
+  WorkGraph graph;
+  std::vector<LlmNodeTag> tags;             // per node
+  std::vector<std::uint32_t> iteration_end;  // per iteration: the node after which the rank is done with it
+};
+
+struct LlmOptions {
+  int bytes_per_element = 2;
+  int iterations = 2;
+  LlmEfficiency efficiency = default_llm_efficiency();
+};
+
+class LlmJob {
+ public:
+  // Checks the plan (check_plan) against the shape and the topology's NPUs.
+  LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options = {});
+
+  // Rank r's graph: its stage's passes in schedule order, its groups' ranks.
+  LlmRankGraph build(Rank r) const;
+
+  const TransformerShape& shape() const { return shape_; }
+  const ParallelPlan& plan() const { return plan_; }
+  const RankLayout& layout() const { return layout_; }
+  const LlmOptions& options() const { return options_; }
+  // Model FLOPs per GPU and iteration as Megatron-LM counts them (arXiv
+  // 2104.04473 eq. 3 generalised: 3x the forward's FLOPs, 4x with full
+  // recomputation, attention scores counted whole; MoE: the experts a token
+  // takes), over all GPUs.
+  double model_flops_per_gpu() const;
+  // The vocabulary Megatron-LM pads to a multiple of 128 x tp.
+  double padded_vocab() const;
+  int layers_per_chunk() const { return shape_.layers / (plan_.pp * plan_.virtual_stages); }
+
+ private:
+  TransformerShape shape_;
+  ParallelPlan plan_;
+  const Topology& topo_;
+  LlmOptions options_;
+  RankLayout layout_;
+};
+
+}  // namespace acesim
