@@ -45,6 +45,23 @@ TEST(LlmModels, BuiltinsAreThePublishedConfigurations) {
   same(shape_of("llama3-70b"), 80, 8192, 64, 8, 28672, 8192, 128256, true, false);
   same(shape_of("llama3-405b"), 126, 16384, 128, 8, 53248, 8192, 128256, true, false);
   same(shape_of("gpt3-175b"), 96, 12288, 96, 96, 49152, 2048, 51200, false, true);
+  same(shape_of("mixtral-8x7b"), 32, 4096, 32, 8, 14336, 32768, 32000, true, false);
+  same(shape_of("deepseek-v2-lite"), 27, 2048, 16, 16, 10944, 4096, 102400, true, false);
+  auto experts = [](const TransformerShape& m, int e, int k, int f, int shared, int every, int first_dense) {
+    EXPECT_EQ(m.experts, e) << m.name;
+    EXPECT_EQ(m.top_k, k) << m.name;
+    EXPECT_EQ(m.moe_ffn_hidden, f) << m.name;
+    EXPECT_EQ(m.shared_experts, shared) << m.name;
+    EXPECT_EQ(m.moe_every, every) << m.name;
+    EXPECT_EQ(m.first_dense_layers, first_dense) << m.name;
+  };
+  experts(shape_of("mixtral-8x7b"), 8, 2, 14336, 0, 1, 0);
+  experts(shape_of("deepseek-v2-lite"), 64, 6, 1408, 2, 1, 1);
+  EXPECT_EQ(shape_of("mixtral-8x7b").moe_layers(), 32);
+  EXPECT_EQ(shape_of("deepseek-v2-lite").moe_layers(), 26);  // all but the first
+  EXPECT_FALSE(shape_of("deepseek-v2-lite").is_moe_layer(0));
+  EXPECT_TRUE(shape_of("deepseek-v2-lite").is_moe_layer(1));
+  EXPECT_FALSE(shape_of("llama3-8b").moe());
   const std::vector<std::string> names = model_names();
   for (const TransformerShape& m : builtin_transformer_shapes()) {
     EXPECT_NE(std::find(names.begin(), names.end(), m.name), names.end()) << m.name;
@@ -62,6 +79,72 @@ TEST(LlmModels, ParametersAreThePublishedSizes) {
   // x 14336) + 2 x 128256 x 4096.
   EXPECT_DOUBLE_EQ(shape_of("llama3-8b").parameters(),
                    32.0 * (4096.0 * 6144 + 4096.0 * 4096 + 3.0 * 4096 * 14336) + 2.0 * 128256 * 4096);
+}
+
+// Mixtral 8x7B, every expert counted: 32 x (attention with 8 key/value
+// heads + 8 SwiGLU experts of 14,336 + a 4096 x 8 router) + untied
+// embeddings of 32,000 = 46,702,526,464; per token 2 experts:
+// 12,879,659,008. Mixtral's paper: "47B" total, "13B active".
+TEST(LlmModels, MixtralParametersTotalAndActive) {
+  const TransformerShape& m = shape_of("mixtral-8x7b");
+  const double h = 4096, attention = h * (h + 2 * 1024) + h * h, expert = 3 * h * 14336, router = h * 8;
+  EXPECT_DOUBLE_EQ(m.parameters(), 32 * (attention + 8 * expert + router) + 2 * 32000 * h);
+  EXPECT_DOUBLE_EQ(m.active_parameters(), 32 * (attention + 2 * expert + router) + 2 * 32000 * h);
+  EXPECT_DOUBLE_EQ(m.parameters(), 46702526464.0);
+  EXPECT_DOUBLE_EQ(m.active_parameters(), 12879659008.0);
+  EXPECT_EQ(std::round(m.parameters() / 1e9), 47);
+  EXPECT_EQ(std::round(m.active_parameters() / 1e9), 13);
+  EXPECT_EQ(std::round(m.parameters() / 1e8), 467);        // 46.7 B
+  EXPECT_EQ(std::round(m.active_parameters() / 1e8), 129);  // 12.9 B
+}
+
+// DeepSeek-V2-Lite with its MLA attention modelled as multi-head attention
+// (16 key/value heads, 4h^2 per layer): layer 0 dense (SwiGLU 10,944), 26
+// MoE layers of 64 routed + 2 shared experts of 1,408 and a 2048 x 64
+// router, untied vocabulary 102,400: 15,787,753,472 in all, 2,742,419,456
+// per token (6 routed + 2 shared). MLA's own projections (queries 2048 x
+// 3072, compressed keys/values 2048 x 576 and 512 x 4096, output 2048 x
+// 2048: 13,762,560 per layer) are 81,395,712 smaller over 27 layers, which
+// gives the paper's 15.7 B total; its 2.4 B activated leaves the input
+// embedding out too (docs/models.md).
+TEST(LlmModels, DeepSeekV2LiteParametersWithMultiHeadAttention) {
+  const TransformerShape& m = shape_of("deepseek-v2-lite");
+  const double h = 2048, attention = 4 * h * h, expert = 3 * h * 1408, router = h * 64, embeddings = 102400 * h;
+  EXPECT_DOUBLE_EQ(m.parameters(), (attention + 3 * h * 10944) + 26 * (attention + 66 * expert + router) + 2 * embeddings);
+  EXPECT_DOUBLE_EQ(m.active_parameters(), (attention + 3 * h * 10944) + 26 * (attention + 8 * expert + router) + 2 * embeddings);
+  EXPECT_DOUBLE_EQ(m.parameters(), 15787753472.0);
+  EXPECT_DOUBLE_EQ(m.active_parameters(), 2742419456.0);
+  const double mla = h * 16 * 192 + h * 576 + 512 * 16 * 256 + 16 * 128 * h;
+  const double mla_less = 27 * (attention - mla);
+  EXPECT_DOUBLE_EQ(mla_less, 81395712.0);
+  EXPECT_EQ(std::round((m.parameters() - mla_less) / 1e8), 157);  // the paper's 15.7 B
+  EXPECT_NEAR((m.active_parameters() - mla_less - embeddings) / 1e9, 2.4, 0.06);  // 2.45 vs the paper's 2.4 B
+}
+
+// A dense model's active parameters are all of them, to the bit.
+TEST(LlmModels, DenseActiveParametersAreAllOfThem) {
+  for (const TransformerShape& m : builtin_transformer_shapes()) {
+    if (!m.moe()) {
+      EXPECT_EQ(m.active_parameters(), m.parameters()) << m.name;
+    }
+  }
+}
+
+// The layer-table path has no experts: it refuses a MoE shape with a
+// one-line InputError instead of pricing a dense model.
+TEST(LlmModels, LayerTablePathRefusesMixtureOfExperts) {
+  const Topology topo({dim(DimKind::kSwitch, 8, 450, 0)});
+  for (const std::string name : {"mixtral-8x7b", "deepseek-v2-lite"}) {
+    try {
+      (void)build_model(name, ModelOptions{}, topo);
+      FAIL() << "expected an error for " << name;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+      EXPECT_NE(what.find("mixture-of-experts models need the LLM plan: --tp/--ep"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
 }
 
 // Llama 3 8B, tensor parallel over 8, data parallel over 2: per layer and
@@ -145,7 +228,8 @@ TEST_F(LlmCli, ModelFilesRunAndBadOnesAreRefused) {
   expect_ok({"run", "--platform", "hgx-h100", "--nodes", "2", "--model", "llama3-8b", "--batch", "1"});
 
   const std::string moe = write("moe.yaml", "layers: 2\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\nexperts: 8\n");
-  expect_bad_input({"run", "--model", moe}, {"moe.yaml:6", "experts", "expert parallelism"});
+  expect_bad_input({"run", "--model", moe}, {"moe.yaml:6", "top_k", "missing"});
+  expect_bad_input({"run", "--model", "mixtral-8x7b"}, {"mixtral-8x7b", "mixture-of-experts models need the LLM plan"});
   const std::string act = write("act.yaml", "layers: 2\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\nactivation: relu\n");
   expect_bad_input({"run", "--model", act}, {"act.yaml:6", "activation", "gelu or swiglu", "relu"});
   const std::string missing = write("miss.yaml", "hidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\n");
@@ -154,6 +238,72 @@ TEST_F(LlmCli, ModelFilesRunAndBadOnesAreRefused) {
   expect_bad_input({"run", "--model", typo}, {"typo.yaml:2", "hiden"});
   expect_bad_input({"run", "--model", "llama3-8x"}, {"unknown model", "llama3-8b"});
   expect_bad_input({"run", "--model", "/nonexistent/m.yaml"}, {"/nonexistent/m.yaml", "cannot open"});
+}
+
+// The mixture-of-experts keys: a DeepSeek-like file with a dense first
+// layer and MoE on every second layer after it; the counts in closed form.
+TEST_F(LlmCli, MoeModelFileKeys) {
+  const std::string ok = write("moe.yaml",
+                               "name: tiny-moe\nlayers: 6\nhidden: 1024\nheads: 16\nkv_heads: 4\nffn_hidden: 4096\n"
+                               "seq: 2048\nvocab: 32000\nactivation: swiglu\ntied_embeddings: false\nexperts: 16\n"
+                               "top_k: 4\nmoe_ffn_hidden: 512\nshared_experts: 1\nmoe_every: 2\nfirst_dense_layers: 1\n");
+  const TransformerShape m = read_transformer_file(ok);
+  EXPECT_EQ(m.experts, 16);
+  EXPECT_EQ(m.top_k, 4);
+  EXPECT_EQ(m.moe_ffn_hidden, 512);
+  EXPECT_EQ(m.shared_experts, 1);
+  EXPECT_EQ(m.moe_every, 2);
+  EXPECT_EQ(m.first_dense_layers, 1);
+  EXPECT_EQ(m.moe_layers(), 2);  // layers 2 and 4
+  const double h = 1024, attention = h * (h + 2 * 256) + h * h, dense = 3 * h * 4096, expert = 3 * h * 512;
+  EXPECT_DOUBLE_EQ(m.parameters(), 4 * (attention + dense) + 2 * (attention + 17 * expert + h * 16) + 2 * 32000 * h);
+  EXPECT_DOUBLE_EQ(m.active_parameters(), 4 * (attention + dense) + 2 * (attention + 5 * expert + h * 16) + 2 * 32000 * h);
+  // Defaults: moe_every 1, first_dense_layers 0, no shared expert.
+  const TransformerShape d = read_transformer_file(
+      write("d.yaml", "layers: 4\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\nexperts: 8\ntop_k: 2\n"
+                      "moe_ffn_hidden: 2048\n"));
+  EXPECT_EQ(d.moe_every, 1);
+  EXPECT_EQ(d.first_dense_layers, 0);
+  EXPECT_EQ(d.shared_experts, 0);
+  EXPECT_EQ(d.moe_layers(), 4);
+  // The layer-table path refuses it with the file's name.
+  expect_bad_input({"run", "--model", ok}, {"tiny-moe", "mixture-of-experts models need the LLM plan"});
+}
+
+TEST_F(LlmCli, BadMoeModelFileKeysAreOneLineErrors) {
+  const std::string base = "layers: 4\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\n";  // lines 1-5
+  auto refused = [&](const std::string& extra, std::initializer_list<std::string> parts) {
+    const std::string path = write("bad.yaml", base + extra);
+    try {
+      (void)read_transformer_file(path);
+      ADD_FAILURE() << "accepted: " << extra;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_NE(what.find("bad.yaml"), std::string::npos) << what;
+      for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what << " lacks " << p;
+    }
+  };
+  const std::string moe = "experts: 8\ntop_k: 2\nmoe_ffn_hidden: 2048\n";  // lines 6-8
+  refused("experts: 8\ntop_k: 9\nmoe_ffn_hidden: 2048\n", {"bad.yaml:7", "top_k", "1..experts (8)", "9"});
+  refused("experts: 8\ntop_k: 0\nmoe_ffn_hidden: 2048\n", {"bad.yaml:7", "top_k", "1..experts (8)", "got 0"});
+  refused("experts: 8\ntop_k: two\nmoe_ffn_hidden: 2048\n", {"bad.yaml:7", "top_k", "integer", "two"});
+  refused("experts: 8\ntop_k: 2\n", {"bad.yaml:6", "moe_ffn_hidden", "missing"});
+  refused("experts: 8\nmoe_ffn_hidden: 2048\n", {"bad.yaml:6", "top_k", "missing"});
+  refused("experts: 0\ntop_k: 1\nmoe_ffn_hidden: 2048\n", {"bad.yaml:6", "experts", "1..2^30", "0"});
+  refused("experts: 8\ntop_k: 2\nmoe_ffn_hidden: -1\n", {"bad.yaml:8", "moe_ffn_hidden", "-1"});
+  refused("top_k: 2\n", {"bad.yaml:6", "top_k", "needs experts"});
+  refused("moe_ffn_hidden: 2048\n", {"bad.yaml:6", "moe_ffn_hidden", "needs experts"});
+  refused("shared_experts: 2\n", {"bad.yaml:6", "shared_experts", "needs experts"});
+  refused("moe_every: 2\n", {"bad.yaml:6", "moe_every", "needs experts"});
+  refused("first_dense_layers: 1\n", {"bad.yaml:6", "first_dense_layers", "needs experts"});
+  refused(moe + "shared_experts: -1\n", {"bad.yaml:9", "shared_experts", "-1"});
+  refused(moe + "moe_every: 0\n", {"bad.yaml:9", "moe_every", "1..2^30", "0"});
+  refused(moe + "first_dense_layers: 4\n", {"bad.yaml:9", "first_dense_layers", "0..layers - 1 (3)", "4"});
+  // Layers 0-3, the first dense, MoE where i % 4 == 0: none left.
+  refused(moe + "first_dense_layers: 1\nmoe_every: 4\n",
+          {"bad.yaml:10", "moe_every", "no layer is a mixture-of-experts layer", "layers 4"});
+  refused(moe + "expert: 8\n", {"bad.yaml:9", "expert", "experts"});  // typo, with a suggestion
 }
 
 }  // namespace

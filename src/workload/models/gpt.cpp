@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "config/input_error.h"
 #include "workload/models/model_common.h"
 #include "workload/models/model_registry.h"
 
@@ -62,13 +63,34 @@ using models::no_input_grad;
 using models::start;
 using models::weighted_layer;
 
-double TransformerShape::parameters() const {
-  const double h = hidden;
-  const double kv = static_cast<double>(kv_heads) * (h / heads);  // key (and value) width
-  const double attention = h * (h + 2.0 * kv) + h * h;
-  const double mlp = (swiglu ? 3.0 : 2.0) * h * ffn_hidden;
-  return layers * (attention + mlp) + (tied_embeddings ? 1.0 : 2.0) * static_cast<double>(vocab) * h;
+int TransformerShape::moe_layers() const {
+  int n = 0;
+  for (int i = 0; i < layers; ++i) n += is_moe_layer(i) ? 1 : 0;
+  return n;
 }
+
+namespace {
+
+// `routed` routed experts counted per MoE layer: all of them for the model's
+// size, top_k for what one token uses. A dense model adds exact zeros, so its
+// count is the dense formula's to the bit.
+double transformer_parameters(const TransformerShape& m, int routed) {
+  const double h = m.hidden;
+  const double kv = static_cast<double>(m.kv_heads) * (h / m.heads);  // key (and value) width
+  const double attention = h * (h + 2.0 * kv) + h * h;
+  const double gemms = m.swiglu ? 3.0 : 2.0;
+  const double mlp = gemms * h * m.ffn_hidden;
+  const double experts_used = static_cast<double>(routed) + m.shared_experts;
+  const double moe_mlp = experts_used * gemms * h * m.moe_ffn_hidden + h * m.experts;  // + router
+  const int moe = m.moe_layers();
+  return (m.layers - moe) * (attention + mlp) + moe * (attention + moe_mlp) +
+         (m.tied_embeddings ? 1.0 : 2.0) * static_cast<double>(m.vocab) * h;
+}
+
+}  // namespace
+
+double TransformerShape::parameters() const { return transformer_parameters(*this, experts); }
+double TransformerShape::active_parameters() const { return transformer_parameters(*this, top_k); }
 
 // A decoder-only transformer with Megatron-LM tensor parallelism (Shoeybi
 // et al. 2019, arXiv 1909.08053). FLOPs per layer, forward: Q, K, V
@@ -76,6 +98,12 @@ double TransformerShape::parameters() const {
 // (2bsh^2), MLP (2bsh ffn per GEMM: two, or three gated). With kv = h and
 // ffn = 4h that is Narayanan et al.'s 24bsh^2 + 4bs^2h (arXiv 2104.04473).
 Workload build_transformer(const TransformerShape& m, const ModelOptions& opt, const Topology& topo) {
+  // This layer table has no experts, routers or all-to-alls: running a MoE
+  // shape on it would price a different model without saying so.
+  if (m.moe()) {
+    throw InputError("model " + m.name + ": mixture-of-experts models need the LLM plan: --tp/--ep (" +
+                     std::to_string(m.experts) + " experts; the layer-table path runs dense transformers only)");
+  }
   const Common c = check_common(m.name, opt, m.default_batch);
   // Named, not a structured binding: the lambda below captures them.
   const std::pair<Group, Group> groups = models::tp_dp_groups(c.model, opt, topo);

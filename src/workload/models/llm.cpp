@@ -1,7 +1,8 @@
-// Built-in large language models (dense decoder-only transformers) and
-// model files: the published configurations, run by build_transformer
-// (gpt.cpp) with Megatron-LM tensor parallelism over model_dims and data
-// parallelism over the rest. docs/models.md, "Transformer models".
+// Built-in large language models (decoder-only transformers, dense or
+// mixture of experts) and model files: the published configurations. Dense
+// ones run on build_transformer (gpt.cpp) with Megatron-LM tensor
+// parallelism over model_dims and data parallelism over the rest; MoE ones
+// need the LLM plan. docs/models.md, "Large language models".
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,16 @@ TransformerShape shape(std::string name, std::string source, int layers, int hid
   return m;
 }
 
+TransformerShape moe(TransformerShape m, int experts, int top_k, int moe_ffn_hidden, int shared_experts,
+                     int first_dense_layers) {
+  m.experts = experts;
+  m.top_k = top_k;
+  m.moe_ffn_hidden = moe_ffn_hidden;
+  m.shared_experts = shared_experts;
+  m.first_dense_layers = first_dense_layers;
+  return m;
+}
+
 }  // namespace
 
 // Every number from the cited configuration (docs/models.md lists them).
@@ -53,6 +64,25 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
             128256, true, false),
       shape("llama3-405b", "arXiv 2407.21783 Table 3; meta-llama/llama-models sku_list.py", 126, 16384, 128, 8, 53248,
             8192, 128256, true, false),
+      // Mixtral 8x7B (arXiv 2401.04088 Table 1; mistralai config.json):
+      // every layer's MLP is 8 SwiGLU experts of 14,336, 2 per token, no
+      // shared expert; 8 key/value heads, vocabulary 32,000, untied. Sequence
+      // 32,768: "pretrained ... using a context size of 32k tokens" (section
+      // 2). ffn_hidden (no dense layer uses it) is the config's
+      // intermediate_size.
+      moe(shape("mixtral-8x7b", "arXiv 2401.04088 Table 1; mistralai/Mixtral-8x7B config.json", 32, 4096, 32, 8, 14336,
+                32768, 32000, true, false),
+          8, 2, 14336, 0, 0),
+      // DeepSeek-V2-Lite (arXiv 2405.04434 appendix B.1; DeepSeek's
+      // config_16B.json): DeepSeekMoE with 2 shared and 64 routed experts of
+      // 1,408, 6 per token, after one dense layer of 10,944; sequence 4,096
+      // ("during pre-training, the maximum sequence length is set to 4K");
+      // untied (separate embed and head in DeepSeek's inference/model.py).
+      // Its MLA attention is modelled as multi-head attention with 16
+      // key/value heads (docs/models.md says what that changes).
+      moe(shape("deepseek-v2-lite", "arXiv 2405.04434 appendix B.1; deepseek-ai config_16B.json", 27, 2048, 16, 16,
+                10944, 4096, 102400, true, false),
+          64, 6, 1408, 2, 1),
   };
   return zoo;
 }
@@ -68,6 +98,50 @@ int positive(const YAML::Node& root, const char* key, const std::string& file) {
   return static_cast<int>(v);
 }
 
+// An integer key in lo..hi; `bound` says where hi comes from ("experts (8)").
+int bounded(const YAML::Node& root, const char* key, const std::string& file, long long lo, long long hi,
+            const std::string& bound) {
+  const YAML::Node n = root[key];
+  const long long v = yaml::integer(n, file, key);
+  if (v < lo || v > hi) {
+    throw_input_error(file, yaml::line_of(n), key,
+                      "must be in " + std::to_string(lo) + ".." + bound + ", got " + n.Scalar());
+  }
+  return static_cast<int>(v);
+}
+
+// The mixture-of-experts keys: all of them need `experts`; with it, top_k
+// and moe_ffn_hidden are required, and at least one layer must be MoE.
+void read_moe_keys(const YAML::Node& root, const std::string& path, TransformerShape& m) {
+  const char* const dependent[] = {"top_k", "moe_ffn_hidden", "shared_experts", "moe_every", "first_dense_layers"};
+  if (!root["experts"]) {
+    for (const char* k : dependent) {
+      if (root[k]) throw_input_error(path, yaml::line_of(root[k]), k, "needs experts (a mixture-of-experts model)");
+    }
+    return;
+  }
+  m.experts = positive(root, "experts", path);
+  for (const char* k : {"top_k", "moe_ffn_hidden"}) {
+    if (!root[k]) throw_input_error(path, yaml::line_of(root["experts"]), k, "missing: a model with experts needs it");
+  }
+  const std::string experts = "experts (" + std::to_string(m.experts) + ")";
+  m.top_k = bounded(root, "top_k", path, 1, m.experts, experts);
+  m.moe_ffn_hidden = positive(root, "moe_ffn_hidden", path);
+  if (root["shared_experts"]) m.shared_experts = bounded(root, "shared_experts", path, 0, 1LL << 30, "2^30");
+  if (root["moe_every"]) m.moe_every = positive(root, "moe_every", path);
+  if (root["first_dense_layers"]) {
+    m.first_dense_layers =
+        bounded(root, "first_dense_layers", path, 0, m.layers - 1, "layers - 1 (" + std::to_string(m.layers - 1) + ")");
+  }
+  // With first_dense_layers below layers, only a moe_every can skip them all.
+  if (m.moe_layers() == 0) {
+    throw_input_error(path, root["moe_every"] ? yaml::line_of(root["moe_every"]) : 0, "moe_every",
+                      "no layer is a mixture-of-experts layer (layers " + std::to_string(m.layers) +
+                          ", first_dense_layers " + std::to_string(m.first_dense_layers) + ", moe_every " +
+                          std::to_string(m.moe_every) + ")");
+  }
+}
+
 bool boolean(const YAML::Node& n, const std::string& file, const char* key) {
   const std::string v = yaml::scalar(n, file, key);
   if (v != "true" && v != "false") throw_input_error(file, yaml::line_of(n), key, "must be true or false, got " + v);
@@ -79,17 +153,10 @@ bool boolean(const YAML::Node& n, const std::string& file, const char* key) {
 TransformerShape read_transformer_file(const std::string& path) {
   const YAML::Node root = yaml::parse(read_text_file(path), path);
   if (!root.IsMap()) throw_input_error(path, yaml::line_of(root), "(top level)", "expected a map of model keys");
-  const std::vector<std::string> moe = {"experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_every"};
-  for (const std::string& k : moe) {
-    if (root[k]) {
-      throw_input_error(path, yaml::line_of(root[k]), k,
-                        "mixture-of-experts models need expert parallelism, which acesim does not run yet; "
-                        "give a dense model");
-    }
-  }
   yaml::check_map(root, path, "",
                   {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab", "activation",
-                   "tied_embeddings"});
+                   "tied_embeddings", "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_every",
+                   "first_dense_layers"});
   for (const char* k : {"layers", "hidden", "heads", "seq", "vocab"}) yaml::require(root, k, path, "");
   TransformerShape m;
   m.name = root["name"] ? yaml::scalar(root["name"], path, "name") : path;
@@ -109,6 +176,7 @@ TransformerShape read_transformer_file(const std::string& path) {
     m.swiglu = a == "swiglu";
   }
   if (root["tied_embeddings"]) m.tied_embeddings = boolean(root["tied_embeddings"], path, "tied_embeddings");
+  read_moe_keys(root, path, m);
   return m;
 }
 
@@ -116,9 +184,14 @@ namespace models {
 
 void register_llms(ModelRegistry& registry) {
   for (const TransformerShape& m : builtin_transformer_shapes()) {
-    const std::string what = "dense transformer (" + std::to_string(m.layers) + " layers, hidden " +
-                             std::to_string(m.hidden) + "; " + m.source +
-                             "): Megatron tensor parallel over model_dims, data parallel over the rest";
+    const std::string size = std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden);
+    const std::string what =
+        m.moe() ? "mixture-of-experts transformer (" + size + ", " + std::to_string(m.experts) + " experts, top-" +
+                      std::to_string(m.top_k) +
+                      (m.shared_experts > 0 ? ", " + std::to_string(m.shared_experts) + " shared" : std::string()) +
+                      "; " + m.source + "): needs the LLM plan (--tp/--ep)"
+                : "dense transformer (" + size + "; " + m.source +
+                      "): Megatron tensor parallel over model_dims, data parallel over the rest";
     registry.add({{m.name, {}, what}, [m](const ModelOptions& opt, const Topology& topo) {
                     return build_transformer(m, opt, topo);
                   }});

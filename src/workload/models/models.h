@@ -49,22 +49,30 @@ struct TransformerShape {
   int first_dense_layers = 0;  // ... and i >= first_dense_layers (DeepSeek's first_k_dense_replace)
   bool moe() const { return experts > 0; }
   bool is_moe_layer(int layer) const { return moe() && layer >= first_dense_layers && layer % moe_every == 0; }
+  int moe_layers() const;  // how many layers is_moe_layer
 
   // Parameters (biases and norms left out): embedding, LM head when untied,
-  // per layer Q, K, V, O and the MLP.
+  // per layer Q, K, V, O and the MLP; a MoE layer's MLP is every routed and
+  // shared expert plus the router (h x experts).
   double parameters() const;
+  // The parameters one token uses: as parameters(), but a MoE layer counts
+  // top_k routed experts instead of all of them (shared experts and router
+  // included). Equal to parameters() for a dense model.
+  double active_parameters() const;
 };
 
 // The built-in LLMs' shapes (models gpt3-175b, llama3-8b, ...).
 const std::vector<TransformerShape>& builtin_transformer_shapes();
 
 // Reads a model file (keys layers, hidden, heads, kv_heads, ffn_hidden, seq,
-// vocab, activation: gelu | swiglu, tied_embeddings). Throws InputError
-// naming the file, line and key.
+// vocab, activation: gelu | swiglu, tied_embeddings; mixture of experts:
+// experts, top_k, moe_ffn_hidden, shared_experts, moe_every,
+// first_dense_layers). Throws InputError naming the file, line and key.
 TransformerShape read_transformer_file(const std::string& path);
 
 // The transformer with Megatron-LM tensor parallelism over model_dims and
-// data parallelism over the rest, as the built-in `gpt`.
+// data parallelism over the rest, as the built-in `gpt`. Throws InputError
+// for a mixture-of-experts shape (it needs the LLM plan's expert parallelism).
 Workload build_transformer(const TransformerShape& shape, const ModelOptions& opt, const Topology& topo);
 
 // The registered models' names (model_registry()), in registration order.
