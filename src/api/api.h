@@ -19,6 +19,7 @@
 #include "engine/progress.h"
 #include "report/collective_sweep.h"
 #include "driver/chakra_run.h"
+#include "driver/llm_run.h"
 #include "driver/training_run.h"
 
 namespace acesim::api {
@@ -92,6 +93,21 @@ struct TrainingRequest {
   int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1
   std::vector<std::string> stragglers;  // "RANK=FACTOR"
   ProgressSink* progress = nullptr;     // told how far the runs are, or none
+  // LLM training (docs/models.md, "LLM training"): Megatron-LM's plan. A
+  // transformer model (a built-in LLM or a model file; `gpt` when any of
+  // these is given) runs through the LLM generator; unset values take the
+  // defaults there.
+  struct Llm {
+    std::optional<int> tp, pp, dp, ep, cp, zero, micro_batch, global_batch, virtual_stages;
+    bool sequence_parallel = false;
+    std::string schedule;   // 1f1b | interleaved | gpipe
+    std::string recompute;  // none | selective | full
+    bool allow_oom = false;
+    bool given() const {
+      return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || sequence_parallel ||
+             !schedule.empty() || !recompute.empty() || allow_oom;
+    }
+  } llm;
 };
 struct TrainingRun {
   PlatformConfig platform;
@@ -101,7 +117,9 @@ struct TrainingRun {
   std::vector<TimePs> even_iteration_ps;
   // Chakra traces: one report per executor.
   std::vector<ChakraReport> chakra;
-  std::size_t runs() const { return reports.size() + chakra.size(); }
+  // LLM training: one report per executor.
+  std::vector<LlmReport> llm;
+  std::size_t runs() const { return reports.size() + chakra.size() + llm.size(); }
 };
 // Nothing given at all (no platform, workload or executor) runs the default:
 // ResNet-50 on the default platform, sm and ace side by side.

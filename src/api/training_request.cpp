@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/api.h"
+#include "api/llm_request.h"
 #include "chakra/chakra_trace.h"
 #include "config/input_error.h"
 #include "config/units.h"
@@ -153,6 +154,16 @@ TrainingRun simulate_training(const TrainingRequest& o) {
   }
   if (o.chakra_flops || !o.chakra_groups.empty()) throw InputError("--chakra-flops and --chakra-groups apply to --chakra traces");
   if (!o.workload_format.empty() && o.workload_file.empty()) throw InputError("--format applies to --workload FILE");
+  if (o.workload_file.empty()) {
+    const WorkloadConfig wc = workload_config(o, run.platform);
+    if (wc.file.empty()) {
+      if (const std::optional<TransformerShape> shape = llm_shape(o, wc.model)) {
+        run_llm_request(o, *shape, executors, topo, run);
+        return run;
+      }
+    }
+  }
+  if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to workload files");
   const Workload workload = load_workload(o, run.platform, topo);
   TrainOptions to;
   to.trace_ranks = o.trace_ranks;

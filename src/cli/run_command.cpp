@@ -13,6 +13,8 @@
 #include "config/input_error.h"
 #include "config/units.h"
 #include "report/chakra_report.h"
+#include "report/llm_report.h"
+#include "workload/llm/parallel_plan.h"
 #include "report/training_report.h"
 #include "workload/formats/format_registry.h"
 #include "workload/models/models.h"
@@ -114,6 +116,49 @@ void write_training_outputs(const Options& o, const api::TrainingRun& run) {
   }
 }
 
+// Megatron-LM's plan for transformer models (docs/models.md, "LLM training").
+void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
+  const char* group = "LLM plan (transformer models)";
+  c->add_option("--tp", l.tp, "tensor-parallel size (default: the first dimension's NPUs when they divide the model)")->group(group);
+  c->add_option("--pp", l.pp, "pipeline-parallel stages (default 1)")->group(group);
+  c->add_option("--dp", l.dp, "data-parallel replicas (default: the GPUs left)")->group(group);
+  c->add_option("--ep", l.ep, "expert-parallel size, dividing --dp (default 1)")->group(group);
+  c->add_option("--cp", l.cp, "context-parallel size (default 1)")->group(group);
+  c->add_flag("--sequence-parallel", l.sequence_parallel, "sequence parallelism with tensor parallelism")->group(group);
+  c->add_option("--zero", l.zero, "ZeRO stage 0-3 (1: distributed optimizer; 3: parameters sharded, FSDP-like)")->group(group);
+  c->add_option("--micro-batch", l.micro_batch, "sequences per micro-batch (default 1)")->group(group);
+  c->add_option("--global-batch", l.global_batch, "sequences per iteration, all replicas (default: micro-batch x dp)")->group(group);
+  c->add_option("--schedule", l.schedule, "pipeline schedule: " + join_names(pipe_schedule_names()) + " (default 1f1b)")
+      ->check(non_empty())->group(group);
+  c->add_option("--virtual-stages", l.virtual_stages, "model chunks per stage (interleaved schedule)")->group(group);
+  c->add_option("--recompute", l.recompute, "activation recomputation: " + join_names(recompute_names()) + " (default none)")
+      ->check(non_empty())->group(group);
+  c->add_flag("--allow-oom", l.allow_oom, "run a plan whose memory exceeds the GPU's HBM (reported, not refused)")->group(group);
+}
+
+void write_llm_outputs(const Options& o, const api::TrainingRun& run) {
+  const std::vector<LlmReport>& reports = run.llm;
+  const bool several = reports.size() > 1;
+  for (const LlmReport& r : reports) {
+    if (!o.csv.empty()) write_llm_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
+    if (!o.trace.empty()) {
+      const std::string path = with_executor_suffix(o.trace, r.executor, several);
+      std::ofstream f(path);
+      if (!f) throw InputError("--trace: cannot write " + path);
+      f << llm_trace(r).dump() << '\n';
+    }
+  }
+  if (o.json) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (const LlmReport& r : reports) runs.push_back(llm_json(r));
+    std::printf("%s\n", (several ? nlohmann::json{{"runs", runs}} : runs[0]).dump(2).c_str());
+  } else if (several) {
+    std::fputs(format_llm_comparison(reports, run.platform).c_str(), stdout);
+  } else {
+    std::fputs(format_llm(reports[0], run.platform).c_str(), stdout);
+  }
+}
+
 int run(Options& o) {
   if (o.trace_npus_option->count() > 0 && (o.trace_npus < 1 || o.trace_npus > 1024)) {
     throw InputError("--trace-npus: must be in 1..1024, got " + std::to_string(o.trace_npus));
@@ -128,7 +173,9 @@ int run(Options& o) {
   const api::TrainingRun run = api::simulate_training(r);
   if (display) display->finish();
   for (const std::string& warning : run.platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", warning.c_str());
-  if (!run.chakra.empty()) {
+  if (!run.llm.empty()) {
+    write_llm_outputs(o, run);
+  } else if (!run.chakra.empty()) {
     write_chakra_outputs(o, run.chakra, run.platform);
   } else {
     write_training_outputs(o, run);
@@ -163,6 +210,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")->check(non_empty());
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");
+  add_llm_options(c, o->request.llm);
   return [o] { return run(*o); };
 }
 

@@ -35,6 +35,16 @@ std::string_view to_string(LlmComm c) {
   return "?";
 }
 
+std::string_view to_string(LlmPass p) {
+  switch (p) {
+    case LlmPass::kForward: return "forward";
+    case LlmPass::kBackward: return "backward";
+    case LlmPass::kRecompute: return "recompute";
+    case LlmPass::kOptimizer: return "optimizer";
+  }
+  return "?";
+}
+
 LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options)
     : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_) {
   check_plan(plan_, shape_, topo_.num_npus());
@@ -145,7 +155,7 @@ class Builder {
   // ---- nodes ----
   std::uint32_t node(WorkNodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps, LlmComm comm) {
     const std::uint32_t id = g_.add_node(kind, payload, deps);
-    out_.tags.push_back({iter_, comm, pass_});
+    out_.tags.push_back({iter_, comm, pass_, static_cast<std::int16_t>(chunk_), micro_batch_, layer_});
     return id;
   }
   // A kernel on the compute stream, after the one before and what gates it.
@@ -390,6 +400,9 @@ class Builder {
 
   void forward(const PipeOp& op) {
     pass_ = LlmPass::kForward;
+    chunk_ = op.chunk;
+    micro_batch_ = op.micro_batch;
+    layer_ = -1;
     receive_from(previous_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk), op);
     if (first_chunk(op.chunk)) {
       gather_for_use(embedding_slot(), embedding_params(), 0.0);
@@ -399,9 +412,11 @@ class Builder {
     }
     for (int i = 0; i < per_chunk_; ++i) {
       const int layer = layer_index(op.chunk, i);
+      layer_ = layer;
       gather_for_use(slot(op.chunk, i), dense_params(layer), expert_params(layer));
       layer_forward(layer);
     }
+    layer_ = -1;
     if (last_chunk(op.chunk)) {
       gather_for_use(head_slot(), m_.tied_embeddings && p_.pp == 1 ? 0.0 : embedding_params(), 0.0);
       lm_head_forward();
@@ -432,6 +447,9 @@ class Builder {
 
   void backward(const PipeOp& op) {
     pass_ = LlmPass::kBackward;
+    chunk_ = op.chunk;
+    micro_batch_ = op.micro_batch;
+    layer_ = -1;
     const bool last_mb = op.micro_batch == p_.micro_batches() - 1;
     receive_from(next_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk), op);
     if (last_chunk(op.chunk)) {
@@ -442,12 +460,14 @@ class Builder {
     }
     for (int i = per_chunk_ - 1; i >= 0; --i) {
       const int layer = layer_index(op.chunk, i);
+      layer_ = layer;
       gather_for_use(slot(op.chunk, i), dense_params(layer), expert_params(layer));
       recompute(layer);
       pass_ = LlmPass::kBackward;
       layer_backward(layer);
       reduce_gradients(dense_params(layer), expert_params(layer), last_mb);
     }
+    layer_ = -1;
     if (first_chunk(op.chunk)) {
       memory_bound(2.0 * tokens_ * h_);  // embedding gradient (scatter-add)
       if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(embedding_params(), 0.0, last_mb);
@@ -482,6 +502,8 @@ class Builder {
   // the next forward.
   void optimizer_step() {
     pass_ = LlmPass::kOptimizer;
+    micro_batch_ = -1;
+    layer_ = -1;
     double dense = 0.0, expert = 0.0;
     for (int c = 0; c < p_.virtual_stages; ++c) {
       for (int i = 0; i < per_chunk_; ++i) {
@@ -531,6 +553,8 @@ class Builder {
   std::int64_t cp_tag_ = 0;
   int iter_ = 0;
   LlmPass pass_ = LlmPass::kForward;
+  int chunk_ = 0;
+  std::int32_t micro_batch_ = -1, layer_ = -1;
   std::uint32_t last_compute_ = WorkGraph::kNone;
   std::vector<std::uint32_t> gate_;
   std::vector<std::uint32_t> outstanding_;

@@ -49,7 +49,11 @@ struct LlmNodeTag {
   std::int32_t iteration = 0;
   LlmComm comm = LlmComm::kNone;  // communication nodes: their kind
   LlmPass pass = LlmPass::kForward;
+  std::int16_t chunk = 0;        // model chunk of the stage
+  std::int32_t micro_batch = -1;  // -1: none (the optimizer step)
+  std::int32_t layer = -1;        // -1: none (the embedding, the head, the optimizer)
 };
+std::string_view to_string(LlmPass p);
 
 struct LlmRankGraph {
   WorkGraph graph;

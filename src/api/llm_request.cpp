@@ -1,0 +1,105 @@
+// LLM training requests (llm_request.h).
+#include "api/llm_request.h"
+
+#include <string>
+
+#include "config/input_error.h"
+#include "config/units.h"
+#include "workload/llm/llm_graph.h"
+
+namespace acesim::api {
+namespace {
+
+bool divides(long long t, const TransformerShape& m) {
+  return m.heads % t == 0 && m.kv_heads % t == 0 && m.ffn_hidden % t == 0 && (m.moe_ffn_hidden % t == 0);
+}
+
+int checked(const std::optional<int>& v, const char* flag, int lo, int hi, int fallback) {
+  if (!v) return fallback;
+  if (*v < lo || *v > hi) {
+    throw InputError(std::string(flag) + ": must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
+                     std::to_string(*v));
+  }
+  return *v;
+}
+
+}  // namespace
+
+std::optional<TransformerShape> llm_shape(const TrainingRequest& o, const std::string& model) {
+  for (const TransformerShape& s : builtin_transformer_shapes()) {
+    if (s.name == model) return s;
+  }
+  if (model.ends_with(".yaml") || model.ends_with(".yml")) return read_transformer_file(model);
+  if (!o.llm.given()) return std::nullopt;
+  if (model != "gpt") {
+    throw InputError("--tp/--pp/--dp/... apply to transformer models (gpt, the LLMs, model files), not '" + model + "'");
+  }
+  const ModelOptions d;
+  TransformerShape m;
+  m.name = "gpt";
+  m.layers = d.gpt_layers;
+  m.hidden = d.gpt_hidden;
+  m.heads = d.gpt_heads;
+  m.kv_heads = d.gpt_heads;
+  m.ffn_hidden = 4 * d.gpt_hidden;
+  m.seq = d.gpt_seq;
+  m.vocab = d.gpt_vocab;
+  return m;
+}
+
+ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, const Topology& topo) {
+  ParallelPlan p;
+  const long long gpus = topo.num_npus();
+  const int big = 1 << 20;
+  const long long node = topo.dim(0).npus;
+  p.tp = checked(o.tp, "--tp", 1, big, node <= big && divides(node, m) ? static_cast<int>(node) : 1);
+  p.pp = checked(o.pp, "--pp", 1, big, 1);
+  p.cp = checked(o.cp, "--cp", 1, big, 1);
+  p.ep = checked(o.ep, "--ep", 1, big, 1);
+  const long long rest = gpus / (static_cast<long long>(p.tp) * p.pp * p.cp);
+  if (!o.dp && rest * p.tp * p.pp * p.cp != gpus) {
+    throw InputError("--tp " + std::to_string(p.tp) + " x --pp " + std::to_string(p.pp) + " x --cp " +
+                     std::to_string(p.cp) + " does not divide the platform's " + std::to_string(gpus) + " GPUs");
+  }
+  p.dp = checked(o.dp, "--dp", 1, big, static_cast<int>(std::max(1LL, rest)));
+  p.zero = checked(o.zero, "--zero", 0, 3, 0);
+  p.micro_batch = checked(o.micro_batch, "--micro-batch", 1, 1 << 16, 1);
+  p.global_batch = checked(o.global_batch, "--global-batch", 1, 1 << 30, 0);
+  if (!o.schedule.empty()) p.schedule = parse_pipe_schedule("--schedule", o.schedule);
+  p.virtual_stages = checked(o.virtual_stages, "--virtual-stages", 1, 1024, 1);
+  if (o.virtual_stages && *o.virtual_stages > 1 && o.schedule.empty()) p.schedule = PipeSchedule::kInterleaved;
+  if (!o.recompute.empty()) p.recompute = parse_recompute("--recompute", o.recompute);
+  // Megatron-Core runs MoE layers with tensor parallelism only with
+  // sequence parallelism; the plan says when it is turned on for that.
+  p.sequence_parallel = o.sequence_parallel || (m.moe() && p.tp > 1);
+  return p;
+}
+
+void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, const std::vector<std::string>& executors,
+                     const Topology& topo, TrainingRun& run) {
+  if (o.batch) throw InputError("--batch applies to the layer-table models; an LLM takes --micro-batch and --global-batch");
+  if (!o.stragglers.empty()) throw InputError("--straggler is not supported with LLM plans yet");
+  LlmOptions lo;
+  if (!o.precision.empty()) {
+    const auto bytes = parse_precision(o.precision);
+    if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'");
+    lo.bytes_per_element = *bytes;
+  }
+  if (o.iterations) {
+    if (*o.iterations < 1 || *o.iterations > 100) throw InputError("--iterations: must be in 1..100 for an LLM, got " + std::to_string(*o.iterations));
+    lo.iterations = *o.iterations;
+  }
+  const LlmJob job(shape, llm_plan(o.llm, shape, topo), topo, lo);
+  LlmRunOptions ro;
+  ro.full = o.platform.full;
+  ro.trace_ranks = o.trace_ranks;
+  const Progress progress(o.progress);
+  for (std::size_t i = 0; i < executors.size(); ++i) {
+    PlatformConfig p = run.platform;
+    p.npu.executor = executors[i];
+    ro.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
+    run.llm.push_back(run_llm(p, job, ro));
+  }
+}
+
+}  // namespace acesim::api

@@ -1,0 +1,258 @@
+// LLM training runs (llm_run.h).
+#include "driver/llm_run.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "collective/collective_engine.h"
+#include "platform/platform_instance.h"
+#include "workload/graph/graph_executor.h"
+
+namespace acesim {
+namespace {
+
+struct Timing {
+  TimePs start = -1, end = -1;
+};
+
+// Records what the report needs while the graphs run: every node of the
+// followed ranks, every rank's iteration ends, and when pipeline messages
+// to the followed ranks were sent.
+class LlmRecorder final : public GraphObserver {
+ public:
+  LlmRecorder(const std::vector<const LlmRankGraph*>& graphs, const std::vector<Rank>& followed, int iterations)
+      : graphs_(graphs), followed_(followed), ends_(static_cast<std::size_t>(iterations), 0) {
+    timings_.resize(followed.size());
+    for (std::size_t i = 0; i < followed.size(); ++i) {
+      index_[followed[i]] = i;
+      timings_[i].resize(graphs[static_cast<std::size_t>(followed[i])]->graph.size());
+      own_ends_.emplace_back(static_cast<std::size_t>(iterations), 0);
+    }
+  }
+
+  void node_done(Rank r, std::uint32_t node, TimePs start, TimePs end) override {
+    const LlmRankGraph& g = *graphs_[static_cast<std::size_t>(r)];
+    const auto it = index_.find(r);
+    if (it != index_.end()) timings_[it->second][node] = {start, end};
+    const WorkNodeKind kind = g.graph.node(node).kind;
+    if (kind == WorkNodeKind::kNop) {
+      const auto e = std::find(g.iteration_end.begin(), g.iteration_end.end(), node);
+      if (e != g.iteration_end.end()) {
+        const auto k = static_cast<std::size_t>(e - g.iteration_end.begin());
+        ends_[k] = std::max(ends_[k], end);
+        if (it != index_.end()) own_ends_[it->second][k] = end;
+      }
+    } else if (kind == WorkNodeKind::kSend && g.tags[node].comm == LlmComm::kPp) {
+      const MessageSpec& m = g.graph.message(g.graph.node(node).payload);
+      if (index_.count(m.peer) > 0) sends_[{r, m.peer, m.tag}] = start;
+    }
+  }
+
+  const std::vector<Timing>& timings(std::size_t i) const { return timings_[i]; }
+  const std::vector<TimePs>& ends() const { return ends_; }
+  const std::vector<TimePs>& own_ends(std::size_t i) const { return own_ends_[i]; }
+  TimePs sent(Rank src, Rank dst, std::int64_t tag) const {
+    const auto it = sends_.find({src, dst, tag});
+    return it == sends_.end() ? -1 : it->second;
+  }
+
+ private:
+  const std::vector<const LlmRankGraph*>& graphs_;
+  const std::vector<Rank>& followed_;
+  std::map<Rank, std::size_t> index_;
+  std::vector<std::vector<Timing>> timings_;
+  std::vector<TimePs> ends_;
+  std::vector<std::vector<TimePs>> own_ends_;
+  std::map<std::tuple<Rank, Rank, std::int64_t>, TimePs> sends_;
+};
+
+// Why the plan needs every rank simulated, or "".
+std::string plan_asymmetry(const LlmJob& job, const LlmRankGraph& g0) {
+  const ParallelPlan& p = job.plan();
+  if (p.pp > 1) return "pipeline stages differ";
+  if (p.cp > 1) return "context-parallel ring messages";
+  for (std::uint32_t i = 0; i < g0.graph.size(); ++i) {
+    const GraphNode& n = g0.graph.node(i);
+    if (n.kind == WorkNodeKind::kCollective && !g0.graph.collective(n.payload).members.empty()) {
+      return "a group is not whole topology dimensions (" + std::string(to_string(g0.tags[i].comm)) + ")";
+    }
+  }
+  return "";
+}
+
+void add_idle(LlmStageReport& s, const LlmRankGraph& g, const LlmRecorder& rec, std::size_t fi, Rank me,
+              const std::vector<std::vector<std::uint32_t>>& parents, std::uint32_t c, TimePs from, TimePs to) {
+  if (to <= from) return;
+  const std::vector<Timing>& t = rec.timings(fi);
+  std::uint32_t gating = WorkGraph::kNone;
+  for (std::uint32_t p : parents[c]) {
+    if (gating == WorkGraph::kNone || t[p].end > t[gating].end) gating = p;
+  }
+  if (gating == WorkGraph::kNone || t[gating].end <= from) {
+    s.other_idle_ps += to - from;
+    return;
+  }
+  const LlmComm kind = g.tags[gating].comm;
+  if (kind == LlmComm::kPp && g.graph.node(gating).kind == WorkNodeKind::kRecv) {
+    const MessageSpec& m = g.graph.message(g.graph.node(gating).payload);
+    const TimePs sent = rec.sent(m.peer, me, m.tag);
+    const TimePs bubble = std::clamp<TimePs>(sent - from, 0, to - from);
+    s.bubble_ps += bubble;
+    s.exposed_ps[static_cast<int>(kind)] += to - from - bubble;
+    return;
+  }
+  s.exposed_ps[static_cast<int>(kind)] += to - from;
+}
+
+LlmStageReport analyse_stage(const LlmRankGraph& g, const LlmRecorder& rec, std::size_t fi, Rank me, int stage,
+                             int iterations) {
+  LlmStageReport s;
+  s.stage = stage;
+  s.rank = me;
+  const std::vector<TimePs>& own = rec.own_ends(fi);
+  const TimePs w1 = own.back();
+  const TimePs w0 = iterations > 1 ? own[own.size() - 2] : 0;
+  s.iteration_ps = w1 - w0;
+  const WorkGraph& wg = g.graph;
+  std::vector<std::vector<std::uint32_t>> parents(wg.size());
+  for (std::uint32_t n = 0; n < wg.size(); ++n) {
+    if (!is_communication(wg.node(n).kind)) continue;
+    for (std::uint32_t e = wg.child_begin(n); e < wg.child_end(n); ++e) {
+      if (wg.node(wg.child(e)).kind == WorkNodeKind::kCompute) parents[wg.child(e)].push_back(n);
+    }
+  }
+  const std::vector<Timing>& t = rec.timings(fi);
+  TimePs prev_end = 0;
+  for (std::uint32_t c = 0; c < wg.size(); ++c) {
+    if (wg.node(c).kind != WorkNodeKind::kCompute) continue;
+    add_idle(s, g, rec, fi, me, parents, c, std::max(prev_end, w0), std::min(t[c].start, w1));
+    s.compute_ps += std::max<TimePs>(0, std::min(t[c].end, w1) - std::max(t[c].start, w0));
+    prev_end = t[c].end;
+  }
+  return s;
+}
+
+std::string node_text(const WorkGraph& g, std::uint32_t n) {
+  const GraphNode& node = g.node(n);
+  switch (node.kind) {
+    case WorkNodeKind::kCollective: {
+      const CollectiveSpec& c = g.collective(node.payload);
+      return fmt::format("{} {:.0f} B", to_string(c.op), c.bytes);
+    }
+    case WorkNodeKind::kSend: return fmt::format("send to {}", g.message(node.payload).peer);
+    case WorkNodeKind::kRecv: return fmt::format("receive from {}", g.message(node.payload).peer);
+    default: {
+      const Kernel& k = g.kernel(node.payload);
+      return fmt::format("kernel {:.3g} FLOP {:.3g} B", k.flops, k.hbm_bytes);
+    }
+  }
+}
+
+void collect_spans(LlmReport& rep, const LlmRankGraph& g, const LlmRecorder& rec, std::size_t fi, int stage) {
+  const std::vector<Timing>& t = rec.timings(fi);
+  for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+    const WorkNodeKind kind = g.graph.node(n).kind;
+    if (kind != WorkNodeKind::kCompute && !is_communication(kind)) continue;
+    if (t[n].end < 0 || (kind == WorkNodeKind::kRecv)) continue;  // a receive's span is its message's
+    rep.spans.push_back({stage, g.tags[n], kind == WorkNodeKind::kCompute, node_text(g.graph, n), t[n].start, t[n].end});
+  }
+}
+
+void summarise(LlmReport& rep, const PlatformConfig& platform, const LlmJob& job) {
+  const std::size_t n = rep.stages.size();
+  for (const LlmStageReport& s : rep.stages) {
+    rep.compute_ps += s.compute_ps;
+    rep.pipeline_bubble_ps += s.bubble_ps;
+    for (int k = 0; k < kLlmCommKinds; ++k) rep.exposed_ps[k] += s.exposed_ps[k];
+  }
+  const auto mean = [n](TimePs v) { return static_cast<TimePs>(v / static_cast<TimePs>(n)); };
+  rep.compute_ps = mean(rep.compute_ps);
+  rep.pipeline_bubble_ps = mean(rep.pipeline_bubble_ps);
+  for (TimePs& v : rep.exposed_ps) v = mean(v);
+  rep.model_flops_per_gpu = job.model_flops_per_gpu();
+  if (rep.iteration_ps > 0) {
+    rep.tflops_per_gpu = rep.model_flops_per_gpu / ps_to_seconds(rep.iteration_ps) / 1e12;
+    rep.mfu = rep.tflops_per_gpu * 1e12 / platform.npu.peak_flops();
+  }
+}
+
+}  // namespace
+
+std::string describe_plan(const ParallelPlan& p) {
+  std::string s = fmt::format("tp {}, pp {}, dp {}", p.tp, p.pp, p.dp);
+  if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
+  if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
+  if (p.sequence_parallel) s += ", sequence parallel";
+  if (p.zero > 0) s += fmt::format(", ZeRO {}", p.zero);
+  if (p.pp > 1) {
+    s += fmt::format(", {}", to_string(p.schedule));
+    if (p.virtual_stages > 1) s += fmt::format(" x{}", p.virtual_stages);
+  }
+  if (p.recompute != Recompute::kNone) s += fmt::format(", recompute {}", to_string(p.recompute));
+  s += fmt::format(", {} micro-batch{} of {} per replica", p.micro_batches(), p.micro_batches() == 1 ? "" : "es",
+                   p.micro_batch);
+  return s;
+}
+
+LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options) {
+  const Topology topo(platform.dims);
+  const ParallelPlan& plan = job.plan();
+  options.progress.stage("building");
+  std::vector<std::unique_ptr<LlmRankGraph>> built;
+  built.push_back(std::make_unique<LlmRankGraph>(job.build(0)));
+  std::string asymmetry = asymmetry_reason(platform);
+  if (asymmetry.empty()) asymmetry = plan_asymmetry(job, *built.front());
+  const bool symmetric = !options.full && asymmetry.empty();
+  PlatformInstance pi(platform, symmetric);
+  const Rank ranks = pi.collectives.simulated_ranks();
+  for (Rank r = 1; r < ranks; ++r) built.push_back(std::make_unique<LlmRankGraph>(job.build(r)));
+  std::vector<const LlmRankGraph*> graphs;
+  std::vector<const WorkGraph*> per_rank;
+  for (const auto& g : built) {
+    graphs.push_back(g.get());
+    per_rank.push_back(&g->graph);
+  }
+  std::vector<Rank> followed;
+  for (int s = 0; s < (symmetric ? 1 : plan.pp); ++s) followed.push_back(job.layout().in_stage(0, s));
+  const int iterations = job.options().iterations;
+  LlmRecorder rec(graphs, followed, iterations);
+  GraphRunOptions ro;
+  ro.observer = &rec;
+  GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, per_rank, ro);
+  ex.start();
+  options.progress.stage("simulating");
+  options.progress.watch(pi.sim, [&] { return ex.fraction_done(); });
+  run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
+  options.progress.report(pi.sim.now(), pi.sim.stats().events + pi.sim.stats().completions, 1.0);
+  pi.endpoints.settle();
+
+  LlmReport rep;
+  rep.model = job.shape().name;
+  rep.platform = platform.source;
+  rep.executor = platform.npu.executor;
+  rep.plan = describe_plan(plan);
+  rep.npus = topo.num_npus();
+  rep.simulated_ranks = ex.simulated_ranks();
+  rep.simulation = symmetric ? "symmetric" : options.full ? "full (--full)" : "full: " + asymmetry;
+  rep.iterations = iterations;
+  rep.micro_batches = plan.micro_batches();
+  rep.iteration_end_ps = rec.ends();
+  rep.iteration_ps = rep.iteration_end_ps.back() - (iterations > 1 ? rep.iteration_end_ps[rep.iteration_end_ps.size() - 2] : 0);
+  rep.total_ps = ex.finish_ps();
+  for (std::size_t i = 0; i < followed.size(); ++i) {
+    const LlmRankGraph& g = *graphs[static_cast<std::size_t>(followed[i])];
+    rep.stages.push_back(analyse_stage(g, rec, i, followed[i], static_cast<int>(i), iterations));
+    if (options.trace_ranks > 0) collect_spans(rep, g, rec, i, static_cast<int>(i));
+  }
+  summarise(rep, platform, job);
+  rep.collectives = ex.collectives_created().size();
+  rep.messages = ex.messages();
+  rep.events = pi.sim.stats().events + pi.sim.stats().completions;
+  return rep;
+}
+
+}  // namespace acesim

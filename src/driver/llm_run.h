@@ -1,0 +1,83 @@
+// One simulation of LLM training (workload/llm/llm_graph.h) and its summary:
+// what `acesim run --model NAME --tp ...` reports (docs/models.md, "LLM
+// training"). Every rank runs its own graph; with a symmetric plan (one
+// stage, no context parallelism, every group whole topology dimensions) and
+// platform one rank stands for all.
+//
+// The report follows one rank per pipeline stage (the first of the stage).
+// Its compute stream's idle time in the measured iteration is attributed to
+// what it waited for: the communication that finished last among what the
+// next kernel needed, by kind (tp, cp, ep, pp, dp). Waiting for a pipeline
+// message is the bubble until the message was sent, and pp communication
+// after.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/platform.h"
+#include "engine/progress.h"
+#include "engine/time.h"
+#include "workload/llm/llm_graph.h"
+
+namespace acesim {
+
+struct LlmRunOptions {
+  bool full = false;      // simulate every rank even when one could stand for all
+  int trace_ranks = 0;    // > 0: keep the timelines of each stage's first rank for a trace
+  Progress progress;
+};
+
+struct LlmStageReport {
+  int stage = 0;
+  Rank rank = 0;         // the rank followed
+  TimePs iteration_ps = 0;  // its own measured iteration (optimizer step to optimizer step)
+  TimePs compute_ps = 0;
+  TimePs bubble_ps = 0;
+  TimePs exposed_ps[kLlmCommKinds] = {};  // by LlmComm
+  TimePs other_idle_ps = 0;               // idle for none of those
+};
+
+struct LlmSpan {
+  int stage = 0;
+  LlmNodeTag tag;
+  bool compute = true;  // else communication (tag.comm says which)
+  std::string what;     // kernel, collective or message
+  TimePs begin = 0, end = 0;
+};
+
+struct LlmReport {
+  std::string model;
+  std::string platform;
+  std::string executor;
+  std::string plan;  // "tp 8, pp 8, dp 16, ..."
+  long long npus = 0;
+  long long simulated_ranks = 0;
+  std::string simulation;
+  int iterations = 0;
+  int micro_batches = 0;
+  std::vector<TimePs> iteration_end_ps;  // the last rank's optimizer step of each iteration
+  TimePs iteration_ps = 0;               // between the last two
+  TimePs total_ps = 0;
+  double model_flops_per_gpu = 0.0;
+  double tflops_per_gpu = 0.0;
+  double mfu = 0.0;
+  // Means over the stages' followed ranks.
+  TimePs compute_ps = 0;
+  TimePs pipeline_bubble_ps = 0;
+  TimePs exposed_ps[kLlmCommKinds] = {};
+  std::vector<LlmStageReport> stages;
+  std::vector<LlmSpan> spans;  // with trace_ranks
+  std::size_t collectives = 0;
+  std::size_t messages = 0;
+  std::uint64_t events = 0;
+};
+
+// Throws InputError for plans the platform cannot run and SimulationStuck
+// when the run cannot finish.
+LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options = {});
+
+// "tp 8, pp 8, dp 16, 1f1b, 64 micro-batches of 1" and the like.
+std::string describe_plan(const ParallelPlan& p);
+
+}  // namespace acesim

@@ -1,0 +1,191 @@
+// LLM training reports (llm_report.h).
+#include "report/llm_report.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "config/input_error.h"
+#include "config/units.h"
+#include "report/collective_sweep.h"
+
+namespace acesim {
+namespace {
+
+double ms(TimePs t) { return ps_to_us(t) / 1000.0; }
+double ns(TimePs t) { return static_cast<double>(t) / 1000.0; }
+std::string pct(TimePs part, TimePs whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
+}
+constexpr LlmComm kKinds[] = {LlmComm::kTp, LlmComm::kCp, LlmComm::kEp, LlmComm::kPp, LlmComm::kDp};
+TimePs exposed(const TimePs (&e)[kLlmCommKinds], LlmComm k) { return e[static_cast<int>(k)]; }
+
+}  // namespace
+
+std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
+  std::string out;
+  out += fmt::format("# acesim run: {} on {} GPUs: {}\n", r.model, r.npus, r.plan);
+  out += fmt::format("# platform: {} ({}), executor {}\n", describe_platform(platform), platform.source, r.executor);
+  out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
+  const TimePs it = r.iteration_ps;
+  out += fmt::format("iteration time        {:>12.3f} ms\n", ms(it));
+  out += fmt::format("model TFLOP/s per GPU {:>12.1f}      MFU {:.1f}% (Megatron-LM's count)\n", r.tflops_per_gpu,
+                     100.0 * r.mfu);
+  out += fmt::format("compute               {:>12.3f} ms  {:>6}\n", ms(r.compute_ps), pct(r.compute_ps, it));
+  out += fmt::format("pipeline bubble       {:>12.3f} ms  {:>6}\n", ms(r.pipeline_bubble_ps), pct(r.pipeline_bubble_ps, it));
+  for (LlmComm k : kKinds) {
+    out += fmt::format("exposed {:<2} comm       {:>12.3f} ms  {:>6}\n", to_string(k), ms(exposed(r.exposed_ps, k)),
+                       pct(exposed(r.exposed_ps, k), it));
+  }
+  out += "\n# per pipeline stage (its first rank), measured iteration, ms\n";
+  out += fmt::format("# {:>5} {:>6} {:>10} {:>10} {:>9}", "stage", "rank", "iteration", "compute", "bubble");
+  for (LlmComm k : kKinds) out += fmt::format(" {:>8}", fmt::format("{} comm", to_string(k)));
+  out += fmt::format(" {:>8}\n", "other");
+  for (const LlmStageReport& s : r.stages) {
+    out += fmt::format("  {:>5} {:>6} {:>10.3f} {:>10.3f} {:>9.3f}", s.stage, s.rank, ms(s.iteration_ps), ms(s.compute_ps),
+                       ms(s.bubble_ps));
+    for (LlmComm k : kKinds) out += fmt::format(" {:>8.3f}", ms(exposed(s.exposed_ps, k)));
+    out += fmt::format(" {:>8.3f}\n", ms(s.other_idle_ps));
+  }
+  out += fmt::format("\n# {} collectives, {} messages, {} events, {} iteration(s) of {} micro-batch(es)\n", r.collectives,
+                     r.messages, r.events, r.iterations, r.micro_batches);
+  return out;
+}
+
+std::string format_llm_comparison(const std::vector<LlmReport>& runs, const PlatformConfig& platform) {
+  std::string out;
+  if (runs.empty()) return out;
+  out += fmt::format("# acesim run: {} on {} GPUs: {}\n", runs[0].model, runs[0].npus, runs[0].plan);
+  out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
+  out += fmt::format("# simulated {} of {} ranks: {}\n", runs[0].simulated_ranks, runs[0].npus, runs[0].simulation);
+  out += fmt::format("# {:<26}", "");
+  for (const LlmReport& r : runs) out += fmt::format(" {:>12}", r.executor);
+  out += "\n";
+  const auto row = [&](const std::string& name, auto value) {
+    out += fmt::format("  {:<26}", name);
+    for (const LlmReport& r : runs) out += fmt::format(" {:>12}", value(r));
+    out += "\n";
+  };
+  row("iteration time (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.iteration_ps)); });
+  row("TFLOP/s per GPU", [](const LlmReport& r) { return fmt::format("{:.1f}", r.tflops_per_gpu); });
+  row("MFU", [](const LlmReport& r) { return fmt::format("{:.1f}%", 100.0 * r.mfu); });
+  row("compute (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.compute_ps)); });
+  row("pipeline bubble (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.pipeline_bubble_ps)); });
+  for (LlmComm k : kKinds) {
+    row(fmt::format("exposed {} comm (ms)", to_string(k)),
+        [k](const LlmReport& r) { return fmt::format("{:.3f}", ms(exposed(r.exposed_ps, k))); });
+  }
+  row("speedup vs first", [&runs](const LlmReport& r) {
+    return fmt::format("{:.3f}x", r.iteration_ps > 0 ? static_cast<double>(runs[0].iteration_ps) / static_cast<double>(r.iteration_ps) : 0.0);
+  });
+  return out;
+}
+
+nlohmann::json llm_json(const LlmReport& r) {
+  nlohmann::json exposed_ns = nlohmann::json::object();
+  for (LlmComm k : kKinds) exposed_ns[std::string(to_string(k))] = ns(exposed(r.exposed_ps, k));
+  nlohmann::json stages = nlohmann::json::array();
+  for (const LlmStageReport& s : r.stages) {
+    nlohmann::json e = nlohmann::json::object();
+    for (LlmComm k : kKinds) e[std::string(to_string(k))] = ns(exposed(s.exposed_ps, k));
+    stages.push_back({{"stage", s.stage},
+                      {"rank", s.rank},
+                      {"iteration_time_ns", ns(s.iteration_ps)},
+                      {"compute_ns", ns(s.compute_ps)},
+                      {"pipeline_bubble_ns", ns(s.bubble_ps)},
+                      {"exposed_comm_ns", e},
+                      {"other_idle_ns", ns(s.other_idle_ps)}});
+  }
+  std::vector<double> ends;
+  for (TimePs t : r.iteration_end_ps) ends.push_back(ns(t));
+  return {{"model", r.model},
+          {"platform", r.platform},
+          {"executor", r.executor},
+          {"plan", r.plan},
+          {"npus", r.npus},
+          {"simulated_ranks", r.simulated_ranks},
+          {"simulation", r.simulation},
+          {"iterations", r.iterations},
+          {"micro_batches", r.micro_batches},
+          {"iteration_end_ns", ends},
+          {"iteration_time_ns", ns(r.iteration_ps)},
+          {"total_time_ns", ns(r.total_ps)},
+          {"model_flops_per_gpu", r.model_flops_per_gpu},
+          {"tflops_per_gpu", r.tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"compute_ns", ns(r.compute_ps)},
+          {"pipeline_bubble_ns", ns(r.pipeline_bubble_ps)},
+          {"exposed_comm_ns", exposed_ns},
+          {"stages", stages},
+          {"collectives", r.collectives},
+          {"messages", r.messages},
+          {"events", r.events}};
+}
+
+void write_llm_csv(const LlmReport& r, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const auto open = [&](const std::string& name) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    std::ofstream f(path);
+    if (!f) throw InputError("--csv: cannot write " + path);
+    return f;
+  };
+  {
+    std::ofstream f = open("stages.csv");
+    f << "stage,rank,iteration_time_ns,compute_ns,pipeline_bubble_ns";
+    for (LlmComm k : kKinds) f << ",exposed_" << to_string(k) << "_ns";
+    f << ",other_idle_ns\n";
+    for (const LlmStageReport& s : r.stages) {
+      f << fmt::format("{},{},{},{},{}", s.stage, s.rank, ns(s.iteration_ps), ns(s.compute_ps), ns(s.bubble_ps));
+      for (LlmComm k : kKinds) f << fmt::format(",{}", ns(exposed(s.exposed_ps, k)));
+      f << fmt::format(",{}\n", ns(s.other_idle_ps));
+    }
+  }
+  if (r.spans.empty()) return;
+  std::ofstream f = open("timeline.csv");
+  f << "stage,iteration,pass,chunk,micro_batch,layer,kind,what,begin_ns,end_ns\n";
+  for (const LlmSpan& s : r.spans) {
+    f << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", s.stage, s.tag.iteration, to_string(s.tag.pass), s.tag.chunk,
+                     s.tag.micro_batch, s.tag.layer, s.compute ? "compute" : to_string(s.tag.comm), s.what, ns(s.begin),
+                     ns(s.end));
+  }
+}
+
+nlohmann::json llm_trace(const LlmReport& r) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const LlmStageReport& s : r.stages) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", s.stage},
+                      {"args", {{"name", fmt::format("stage {} (rank {})", s.stage, s.rank)}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", s.stage}, {"tid", 0}, {"args", {{"name", "compute"}}}});
+    for (LlmComm k : kKinds) {
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", s.stage}, {"tid", static_cast<int>(k)},
+                        {"args", {{"name", fmt::format("{} communication", to_string(k))}}}});
+    }
+  }
+  long long next_id = 1;
+  for (const LlmSpan& s : r.spans) {
+    std::string name = std::string(to_string(s.tag.pass));
+    if (s.tag.layer >= 0) name += fmt::format(" layer {}", s.tag.layer);
+    if (s.tag.micro_batch >= 0) name += fmt::format(" mb {}", s.tag.micro_batch);
+    const nlohmann::json args = {{"iteration", s.tag.iteration}, {"what", s.what}, {"chunk", s.tag.chunk}};
+    if (s.compute) {
+      events.push_back({{"ph", "X"}, {"cat", "compute"}, {"name", name}, {"pid", s.stage}, {"tid", 0},
+                        {"ts", ps_to_us(s.begin)}, {"dur", ps_to_us(s.end - s.begin)}, {"args", args}});
+      continue;
+    }
+    // Communication overlaps on a track: async slices.
+    const std::string id = fmt::format("0x{:x}", next_id++);
+    const int tid = static_cast<int>(s.tag.comm);
+    const std::string cname = fmt::format("{} {}", to_string(s.tag.comm), name);
+    events.push_back({{"ph", "b"}, {"cat", "communication"}, {"name", cname}, {"pid", s.stage}, {"tid", tid}, {"id", id},
+                      {"ts", ps_to_us(s.begin)}, {"args", args}});
+    events.push_back({{"ph", "e"}, {"cat", "communication"}, {"name", cname}, {"pid", s.stage}, {"tid", tid}, {"id", id},
+                      {"ts", ps_to_us(s.end)}});
+  }
+  return {{"displayTimeUnit", "ns"}, {"traceEvents", events}};
+}
+
+}  // namespace acesim
