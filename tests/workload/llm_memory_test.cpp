@@ -256,6 +256,53 @@ TEST(LlmMemory, MixtureOfExperts) {
   EXPECT_DOUBLE_EQ(stage_parameters(m, p, 0).dense, sp.dense + 32000 * h / 2);
 }
 
+// DeepSeek-style: shared experts beside the routed ones, the first layers
+// dense; layers are counted where their stage holds them, chunk by chunk.
+TEST(LlmMemory, SharedExpertsAndFirstDenseLayers) {
+  TransformerShape m;
+  m.name = "deepseek-like";
+  m.layers = 8;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.seq = 1024;
+  m.vocab = 1000;
+  m.swiglu = true;
+  m.tied_embeddings = true;
+  m.experts = 16;
+  m.top_k = 4;
+  m.moe_ffn_hidden = 512;
+  m.shared_experts = 2;
+  m.first_dense_layers = 1;
+  ParallelPlan p;
+  p.pp = 2;
+  p.dp = 4;
+  p.ep = 4;
+  p.global_batch = 16;  // 4 micro-batches
+  p.schedule = PipeSchedule::kInterleaved;
+  p.virtual_stages = 2;  // stage 0: layers 0, 1 and 4, 5; stage 1: 2, 3 and 6, 7
+  const double h = 1024, attention = 2 * h * h + 2 * h * h, expert = 3 * h * 512;
+  const double moe_dense = attention + h * 16 + 2 * expert;  // router and shared experts
+  const StageParameters s0 = stage_parameters(m, p, 0);
+  EXPECT_DOUBLE_EQ(s0.dense, (attention + 3 * h * 4096) + 3 * moe_dense + 1024 * h);  // vocab padded to 1024
+  EXPECT_DOUBLE_EQ(s0.expert, 3 * (16.0 / 4) * expert);
+  const StageParameters s1 = stage_parameters(m, p, 1);
+  EXPECT_DOUBLE_EQ(s1.dense, 4 * moe_dense + 1024 * h);  // the tied LM head's copy
+  EXPECT_DOUBLE_EQ(s1.expert, 4 * (16.0 / 4) * expert);
+  // Selective recomputation off: the first layer is dense, the others MoE.
+  const double sb = 1024, core = 5.0 * 16 * 1024 * 1024;
+  const double dense_layer = 10 * sb * h + 2 * sb * 4 * h + core + 6 * sb * 4096;
+  const double moe_layer = 10 * sb * h + 4 * sb * 16 + 2 * sb * 4 * h + core + (4 + 2) * 6 * sb * 512 + 4 * 2 * sb * h;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 0, 2), dense_layer);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 1, 2), moe_layer);
+  // Stage 0 of the interleaved schedule: (2 (p - 1) + (v - 1) p + 1) / v = 2.5
+  // micro-batches of its four layers.
+  const MemoryBreakdown m0 = memory_per_gpu(m, p, 0);
+  EXPECT_DOUBLE_EQ(m0.micro_batches_in_flight, 2.5);
+  EXPECT_DOUBLE_EQ(m0.activations_bytes, 2.5 * (dense_layer + 3 * moe_layer + 8 * sb + sb * h));
+}
+
 TEST(LlmMemory, FormatsOneLine) {
   MemoryBreakdown m;
   m.stage = 3;
