@@ -62,7 +62,7 @@ long long padded_vocab(int vocab, int tp) {
 StageParameters stage_parameters(const TransformerShape& m, const ParallelPlan& p, int stage) {
   const double h = m.hidden, t = p.tp;
   const double attention = (h * (h + 2.0 * kv_width(m)) + h * h) / t;
-  const double expert = mlp_matrices(m) * h * m.moe_ffn_hidden / t;
+  const double expert = mlp_matrices(m) * h * m.moe_ffn_hidden;  // whole: expert tensor parallelism 1
   StageParameters s;
   for_each_layer(m, p, stage, [&](int layer) {
     s.dense += attention;
@@ -71,7 +71,7 @@ StageParameters stage_parameters(const TransformerShape& m, const ParallelPlan& 
       return;
     }
     s.dense += h * m.experts;  // the router, replicated over the tensor-parallel ranks
-    s.dense += m.shared_experts * expert;
+    s.dense += m.shared_experts * expert / t;  // shared experts split as a dense MLP
     s.expert += static_cast<double>(m.experts) / p.ep * expert;
   });
   const double embedding = static_cast<double>(padded_vocab(m.vocab, p.tp)) * h / t;
@@ -105,10 +105,11 @@ double layer_activation_bytes(const TransformerShape& m, const ParallelPlan& p, 
   } else {
     outside += 4.0 * tokens * m.experts;  // fp32 router probabilities
     const double width = mlp_saved_tensors(m) * beta * tokens * m.moe_ffn_hidden;
-    inside += (m.top_k + m.shared_experts) * width;
-    // Tokens routed top_k times reach the experts gathered over the tensor-
-    // parallel ranks (Megatron-LM's dispatcher), so their copy is not split.
-    routed = m.top_k * beta * tokens * h;
+    inside += m.shared_experts * width;
+    // Each rank routes its (sequence-parallel) share of the tokens top_k
+    // times to whole experts (expert tensor parallelism 1); balanced routing
+    // brings as many back: the experts' inputs and inner tensors.
+    routed = m.top_k * (beta * tokens * h + width) / seq_split;
   }
   return outside / seq_split + inside / t + routed;
 }
@@ -138,7 +139,9 @@ MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p,
   const StageParameters params = stage_parameters(m, p, stage);
   r.parameters = params.total();
   const double d_dense = static_cast<double>(p.dp) * p.cp;
-  const double d_expert = static_cast<double>(p.dp) / p.ep * p.cp;
+  // Whole experts: every tensor-, context- and data-parallel rank holding the
+  // same ones shares their states (RankLayout::expert_dp_group).
+  const double d_expert = static_cast<double>(p.tp) * p.cp * p.dp / p.ep;
   const BytesPerParameter dense = bytes_per_parameter(p.zero, d_dense, bytes_per_element);
   const BytesPerParameter expert = bytes_per_parameter(p.zero, d_expert, bytes_per_element);
   r.weights_bytes = params.dense * dense.weights + params.expert * expert.weights;

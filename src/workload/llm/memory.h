@@ -30,8 +30,10 @@ BytesPerParameter bytes_per_parameter(int zero, double d, int bytes_per_element,
 
 // Parameters (biases and norms left out) that one rank of pipeline stage
 // `stage` holds before ZeRO sharding: dense ones (attention, dense MLPs,
-// routers, shared experts, embedding, LM head; their gradients reduce over
-// dp * cp) and routed experts' (over dp / ep * cp).
+// routers, shared experts, embedding, LM head; split over tp, except the
+// routers; states sharded over dp * cp) and routed experts' (experts / ep
+// whole experts: expert tensor parallelism 1, as the LLM generator runs
+// them; states sharded over tp * cp * dp / ep).
 struct StageParameters {
   double dense = 0.0, expert = 0.0;
   double total() const { return dense + expert; }
