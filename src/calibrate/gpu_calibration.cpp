@@ -631,6 +631,7 @@ std::string calibrated_platform_yaml(const Calibration& c, const GpuMeasurements
   out += fmt::format("  compute_units: {}\n", n.compute_units);
   out += fmt::format("  unit_TFLOPS: {}\n", fmt_value(n.unit_TFLOPS));
   out += fmt::format("  hbm_GBps: {}\n", fmt_value(n.hbm_GBps));
+  if (n.hbm_capacity_GB > 0.0) out += fmt::format("  hbm_capacity_GB: {}\n", fmt_value(n.hbm_capacity_GB));
   out += fmt::format("  hbm_sharing: {}\n", to_string(n.hbm_sharing));
   if (n.hbm_sharing == HbmSharing::kStatic) out += fmt::format("  hbm_comm_share: {}\n", fmt_value(n.hbm_comm_share));
   out += "communication:\n";

@@ -236,7 +236,7 @@ bool boolean(const YAML::Node& node, const std::string& file, const std::string&
 void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   using namespace yaml;
   check_map(node, file, "npu",
-            {"compute_units", "unit_TFLOPS", "hbm_GBps", "hbm_sharing", "hbm_comm_share", "timed_kernel_hbm_fraction",
+            {"compute_units", "unit_TFLOPS", "hbm_GBps", "hbm_capacity_GB", "hbm_sharing", "hbm_comm_share", "timed_kernel_hbm_fraction",
              "fixed_kernel_times"});
   if (node["compute_units"]) {
     const long long u = integer(node["compute_units"], file, "npu.compute_units");
@@ -247,6 +247,13 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   }
   if (node["unit_TFLOPS"]) npu.unit_TFLOPS = positive_number(node["unit_TFLOPS"], file, "npu.unit_TFLOPS", 1e6);
   if (node["hbm_GBps"]) npu.hbm_GBps = positive_number(node["hbm_GBps"], file, "npu.hbm_GBps", limits::kMaxBandwidthGBps);
+  if (node["hbm_capacity_GB"]) {
+    npu.hbm_capacity_GB = number(node["hbm_capacity_GB"], file, "npu.hbm_capacity_GB");
+    if (!(npu.hbm_capacity_GB >= 0.0 && npu.hbm_capacity_GB <= 1e9)) {
+      throw_input_error(file, line_of(node["hbm_capacity_GB"]), "npu.hbm_capacity_GB",
+                        "must be a number in 0..1e9 GB (0: unknown), got " + node["hbm_capacity_GB"].Scalar());
+    }
+  }
   if (node["hbm_sharing"]) {
     const std::string v = scalar(node["hbm_sharing"], file, "npu.hbm_sharing");
     const auto h = parse_hbm_sharing(v);

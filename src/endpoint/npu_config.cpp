@@ -38,6 +38,9 @@ std::string validate(const NpuConfig& npu) {
   if (npu.compute_units < 1) return "npu.compute_units must be >= 1";
   if (!positive(npu.unit_TFLOPS)) return "npu.unit_TFLOPS must be > 0";
   if (!positive(npu.hbm_GBps)) return "npu.hbm_GBps must be > 0";
+  if (!(npu.hbm_capacity_GB >= 0.0 && std::isfinite(npu.hbm_capacity_GB))) {
+    return "npu.hbm_capacity_GB must be >= 0 (0: unknown)";
+  }
   if (!(npu.hbm_comm_share > 0.0 && npu.hbm_comm_share < 1.0)) return "npu.hbm_comm_share must be in (0, 1)";
   if (!(npu.timed_kernel_hbm_fraction >= 0.0 && npu.timed_kernel_hbm_fraction <= 1.0)) {
     return "npu.timed_kernel_hbm_fraction must be in [0, 1]";

@@ -43,6 +43,8 @@ struct NpuConfig {
   int compute_units = 80;
   double unit_TFLOPS = 1.5;  // per compute unit
   double hbm_GBps = 900.0;
+  // HBM capacity, 10^9 bytes; 0 = unknown (nothing is checked against it).
+  double hbm_capacity_GB = 0.0;
   HbmSharing hbm_sharing = HbmSharing::kFair;
   double hbm_comm_share = 0.5;  // static sharing only
   // Kernels given only as a time ran on all units with this HBM demand

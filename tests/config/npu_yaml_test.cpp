@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "api/api.h"
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "config/yaml_errors.h"
@@ -48,6 +49,7 @@ TEST(NpuYaml, FileWithoutEndpointSectionsGetsTheDefaultNpu) {
   EXPECT_DOUBLE_EQ(n.unit_TFLOPS, 1.5);
   EXPECT_DOUBLE_EQ(n.peak_flops(), 120e12);
   EXPECT_DOUBLE_EQ(n.hbm_GBps, 900.0);
+  EXPECT_DOUBLE_EQ(n.hbm_capacity_GB, 0.0);  // unknown
   EXPECT_EQ(n.hbm_sharing, HbmSharing::kFair);
   EXPECT_DOUBLE_EQ(n.hbm_comm_share, 0.5);
   EXPECT_DOUBLE_EQ(n.timed_kernel_hbm_fraction, 0.5);
@@ -92,6 +94,7 @@ TEST(NpuYaml, EveryKeyIsRead) {
       "  compute_units: 108\n"
       "  unit_TFLOPS: 2.5\n"
       "  hbm_GBps: 2039.5\n"
+      "  hbm_capacity_GB: 80\n"
       "  hbm_sharing: static\n"
       "  hbm_comm_share: 0.25\n"
       "  timed_kernel_hbm_fraction: 0.75\n"
@@ -114,6 +117,7 @@ TEST(NpuYaml, EveryKeyIsRead) {
   EXPECT_DOUBLE_EQ(n.unit_TFLOPS, 2.5);
   EXPECT_DOUBLE_EQ(n.peak_flops(), 270e12);
   EXPECT_DOUBLE_EQ(n.hbm_GBps, 2039.5);
+  EXPECT_DOUBLE_EQ(n.hbm_capacity_GB, 80.0);
   EXPECT_EQ(n.hbm_sharing, HbmSharing::kStatic);
   EXPECT_DOUBLE_EQ(n.hbm_comm_share, 0.25);
   EXPECT_DOUBLE_EQ(n.timed_kernel_hbm_fraction, 0.75);
@@ -336,6 +340,35 @@ TEST(NpuYamlErrors, TimedKernelHbmFraction) {
                  {"must be in 0..1", std::string("got ") + v});
   }
   expect_error("npu:\n  timed_kernel_hbm_fraction: most\n", 7, "npu.timed_kernel_hbm_fraction", {"expected a number"});
+}
+
+TEST(NpuYamlErrors, HbmCapacity) {
+  for (const char* v : {"-1", "-0.5", "2e9"}) {
+    expect_error(std::string("npu:\n  hbm_capacity_GB: ") + v + "\n", 7, "npu.hbm_capacity_GB",
+                 {"0..1e9 GB (0: unknown)", std::string("got ") + v});
+  }
+  for (const char* v : {"lots", "inf", "nan"}) {
+    expect_error(std::string("npu:\n  hbm_capacity_GB: ") + v + "\n", 7, "npu.hbm_capacity_GB", {"expected a number"});
+  }
+  EXPECT_DOUBLE_EQ(parse("npu:\n  hbm_capacity_GB: 0\n").npu.hbm_capacity_GB, 0.0);
+  NpuConfig n;
+  n.hbm_capacity_GB = -1;
+  EXPECT_EQ(validate(n), "npu.hbm_capacity_GB must be >= 0 (0: unknown)");
+}
+
+// The GPU presets carry their datasheet capacities (sources in their comments).
+TEST(NpuYaml, GpuPresetsKnowTheirHbmCapacity) {
+  const auto capacity = [](const std::string& name) {
+    api::PlatformRequest r;
+    r.file = name;
+    return api::load_platform(r).npu.hbm_capacity_GB;
+  };
+  EXPECT_DOUBLE_EQ(capacity("hgx-a100"), 80.0);
+  EXPECT_DOUBLE_EQ(capacity("hgx-h100"), 80.0);
+  EXPECT_DOUBLE_EQ(capacity("hgx-h200"), 141.0);
+  EXPECT_DOUBLE_EQ(capacity("hgx-b200"), 180.0);
+  EXPECT_DOUBLE_EQ(capacity("gb200-nvl72"), 186.0);
+  EXPECT_DOUBLE_EQ(capacity("default"), 0.0);  // a V100/TPU-v3-class NPU of no one datasheet
 }
 
 TEST(NpuYamlErrors, FixedKernelTimesIsABoolean) {
