@@ -13,6 +13,7 @@
 #include "cli_runner.h"
 #include "config/input_error.h"
 #include "support.h"
+#include "workload/llm/llm_graph.h"
 #include "workload/models/models.h"
 
 namespace acesim {
@@ -220,16 +221,20 @@ TEST_F(LlmCli, ModelFilesRunAndBadOnesAreRefused) {
   ASSERT_GT(j["iteration_time_ns"].get<double>(), 0.0);
   const double flops = [&] {
     const Topology topo({dim(DimKind::kSwitch, 8, 370.8, 500), dim(DimKind::kSwitch, 1, 50, 2000)});
-    ModelOptions o;
-    return build_transformer(read_transformer_file(ok), o, topo).model_flops_per_rank;
+    ParallelPlan p;
+    p.tp = 8;
+    return LlmJob(read_transformer_file(ok), p, topo).model_flops_per_gpu();
   }();
   EXPECT_NEAR(j["tflops_per_gpu"].get<double>(), flops / (j["iteration_time_ns"].get<double>() * 1e-9) / 1e12, 1e-6);
   EXPECT_NEAR(j["mfu"].get<double>(), j["tflops_per_gpu"].get<double>() / (132 * 7.5), 1e-9);
-  expect_ok({"run", "--platform", "hgx-h100", "--nodes", "2", "--model", "llama3-8b", "--batch", "1"});
+  expect_ok({"run", "--platform", "hgx-h100", "--nodes", "2", "--model", "llama3-8b", "--micro-batch", "1"});
+  expect_bad_input({"run", "--platform", "hgx-h100", "--nodes", "2", "--model", "llama3-8b", "--batch", "1"},
+                   {"--batch", "--micro-batch"});
 
   const std::string moe = write("moe.yaml", "layers: 2\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\nexperts: 8\n");
   expect_bad_input({"run", "--model", moe}, {"moe.yaml:6", "top_k", "missing"});
-  expect_bad_input({"run", "--model", "mixtral-8x7b"}, {"mixtral-8x7b", "mixture-of-experts models need the LLM plan"});
+  expect_bad_input({"run", "--platform", "hgx-h100", "--model", "mixtral-8x7b", "--ep", "3"},
+                   {"--ep 3", "experts (8)"});
   const std::string act = write("act.yaml", "layers: 2\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\nactivation: relu\n");
   expect_bad_input({"run", "--model", act}, {"act.yaml:6", "activation", "gelu or swiglu", "relu"});
   const std::string missing = write("miss.yaml", "hidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\n");
@@ -266,8 +271,8 @@ TEST_F(LlmCli, MoeModelFileKeys) {
   EXPECT_EQ(d.first_dense_layers, 0);
   EXPECT_EQ(d.shared_experts, 0);
   EXPECT_EQ(d.moe_layers(), 4);
-  // The layer-table path refuses it with the file's name.
-  expect_bad_input({"run", "--model", ok}, {"tiny-moe", "mixture-of-experts models need the LLM plan"});
+  // Its plan must split the experts evenly.
+  expect_bad_input({"run", "--model", ok, "--tp", "1", "--ep", "3"}, {"--ep 3", "experts (16)"});
 }
 
 TEST_F(LlmCli, BadMoeModelFileKeysAreOneLineErrors) {
