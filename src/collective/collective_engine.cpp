@@ -79,7 +79,7 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
       seen |= 1u << d;
     }
     c.req.dims = dims;
-    if (cfg_.nccl.enabled && nccl_models(req.op)) plan_nccl(c, dims);
+    if (cfg_.nccl.enabled && nccl_models(req.op)) plan_nccl(c, nccl_view(topo_, dims), dims);
     if (!c.nccl) c.specs = is_rooted(req.op) ? build_rooted_plan(req.op, cfg_, topo_, dims) : build_plan(req.op, cfg_.op(req.op), topo_, dims);
     for (int d : dims) c.group_npus *= topo_.dim(d).npus;
   }
@@ -161,10 +161,29 @@ void CollectiveEngine::plan_explicit(Collective& c) {
     }
   }
   const long long n = static_cast<long long>(m.size());
-  c.specs = build_group_plan(c.req.op, group_algorithm(c.req.op, cfg_, differ), n);
   c.req.dims.clear();
   c.group_npus = n;
   c.group_id = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first->second;
+  // A grid of GPUs (the same local GPUs on each of its nodes) runs as NCCL
+  // runs it on a communicator of those ranks: ppn GPUs per node over nnodes.
+  if (cfg_.nccl.enabled && nccl_models(c.req.op)) {
+    std::vector<DimensionSpec> spanned(topo_.dims().begin(), topo_.dims().end());
+    long long grid = 1;
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      std::vector<int> coords;
+      for (Rank r : m) coords.push_back(topo_.coord(r, d));
+      std::sort(coords.begin(), coords.end());
+      spanned[static_cast<std::size_t>(d)].npus =
+          static_cast<int>(std::unique(coords.begin(), coords.end()) - coords.begin());
+      grid *= spanned[static_cast<std::size_t>(d)].npus;
+    }
+    const bool node_and_scale_out = std::all_of(differ.begin(), differ.end(), [](int d) { return d < 2; });
+    if (grid == n && node_and_scale_out) {
+      plan_nccl(c, nccl_view(spanned), differ);
+      if (c.nccl) return;
+    }
+  }
+  c.specs = build_group_plan(c.req.op, group_algorithm(c.req.op, cfg_, differ), n);
 }
 
 double CollectiveEngine::fraction_done(CollectiveId id) const {
@@ -245,8 +264,7 @@ void CollectiveEngine::members(const Collective& c, int phase, long long instanc
   }
 }
 
-void CollectiveEngine::plan_nccl(Collective& c, std::span<const int> dims) {
-  const NcclView view = nccl_view(topo_, dims);
+void CollectiveEngine::plan_nccl(Collective& c, const NcclView& view, std::span<const int> dims) {
   if (view.nranks < 2) return;  // nothing to move: the usual empty plan
   if (!nccl_runs(view, c.req.op)) return;  // beyond the model's p2p limit: the platform's plan
   c.nccl = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
@@ -263,8 +281,9 @@ const TransferShape& CollectiveEngine::shape_of(const Collective& c, int phase, 
   const PhaseSpec& spec = c.specs[static_cast<std::size_t>(phase)];
   if (c.nccl) {
     const NcclChoice& ch = *c.nccl;
+    // Listed ranks have their own shape, by their group.
     auto key = std::make_tuple(static_cast<int>(spec.op), static_cast<int>(ch.algo), static_cast<int>(ch.proto),
-                               ch.channels, c.phases[static_cast<std::size_t>(phase)].dims_mask, base);
+                               ch.channels, c.phases[static_cast<std::size_t>(phase)].dims_mask, base, c.group_id);
     std::unique_ptr<TransferShape>& shape = nccl_shapes_[key];
     if (!shape) {
       shape = std::make_unique<TransferShape>(

@@ -174,7 +174,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // Plan and group of an explicit-member request; throws std::invalid_argument.
   void plan_explicit(Collective& c);
   // One phase of what NCCL's model picks for the collective over `dims`.
-  void plan_nccl(Collective& c, std::span<const int> dims);
+  void plan_nccl(Collective& c, const NcclView& view, std::span<const int> dims);
   std::uint64_t queue_key(const Collective& c, const Phase& ph, long long instance) const;
   void ready(CollectiveId id, int phase, long long instance, int chunk);
   void dispatch(std::int32_t queue);
@@ -202,7 +202,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::map<std::tuple<int, int, std::vector<Rank>>, std::uint32_t> listed_index_;
   std::map<std::vector<Rank>, std::int32_t> group_index_;  // explicit groups
   // Shapes of NCCL's choices, by (op, algorithm, protocol, channels, dimensions, base rank).
-  std::map<std::tuple<int, int, int, int, std::uint32_t, Rank>, std::unique_ptr<TransferShape>> nccl_shapes_;
+  std::map<std::tuple<int, int, int, int, std::uint32_t, Rank, std::int32_t>, std::unique_ptr<TransferShape>> nccl_shapes_;
   std::deque<Collective> collectives_;
   std::deque<GroupQueue> queues_;
   std::unordered_map<std::uint64_t, std::int32_t> queue_index_;

@@ -81,11 +81,17 @@ namespace {
 constexpr std::int64_t kCpTagBase = std::int64_t{1} << 40;
 
 // The group a collective runs on: whole topology dimensions when its ranks
-// are all the NPUs of some dimensions around the first (the platform's
-// plans and NCCL's model apply), else the listed ranks routed over the fabric.
-std::optional<CollectiveSpec> group_spec(const std::vector<Rank>& ranks, const Topology& topo) {
+// are all the NPUs of some dimensions around the first and every such group
+// runs the same program (`listed` false: one pipeline stage), else the
+// listed ranks (NCCL's model still runs them as a communicator of those
+// ranks, collective_engine.h).
+std::optional<CollectiveSpec> group_spec(const std::vector<Rank>& ranks, const Topology& topo, bool listed) {
   if (ranks.size() <= 1) return std::nullopt;
   CollectiveSpec spec;
+  if (listed) {
+    spec.members = ranks;
+    return spec;
+  }
   long long size = 1;
   for (int d = 0; d < topo.num_dims(); ++d) {
     for (Rank x : ranks) {
@@ -116,12 +122,14 @@ class Builder {
     tokens_ = static_cast<double>(p_.micro_batch) * m_.seq / p_.cp;
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
     gated_ = m_.swiglu ? 2.0 : 1.0;
-    tp_ = group_spec(l.tp_group(r), topo);
-    dp_ = group_spec(l.dp_group(r), topo);
-    edp_ = group_spec(l.expert_dp_group(r), topo);
-    ep_ = group_spec(l.ep_group(r), topo);
+    // Stages run different programs: their groups are listed.
+    const bool listed = p_.pp > 1;
+    tp_ = group_spec(l.tp_group(r), topo, listed);
+    dp_ = group_spec(l.dp_group(r), topo, listed);
+    edp_ = group_spec(l.expert_dp_group(r), topo, listed);
+    ep_ = group_spec(l.ep_group(r), topo, listed);
     if (p_.pp > 1 && m_.tied_embeddings && (stage_ == 0 || stage_ == p_.pp - 1)) {
-      emb_ = group_spec({l.in_stage(r, 0), l.in_stage(r, p_.pp - 1)}, topo);
+      emb_ = group_spec({l.in_stage(r, 0), l.in_stage(r, p_.pp - 1)}, topo, true);
     }
     const std::vector<Rank> cp = l.cp_group(r);
     const auto me = static_cast<int>(std::find(cp.begin(), cp.end(), r) - cp.begin());
