@@ -92,6 +92,7 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
   const LlmJob job(shape, llm_plan(o.llm, shape, topo), topo, lo);
   LlmRunOptions ro;
   ro.full = o.platform.full;
+  ro.allow_oom = o.llm.allow_oom;
   ro.trace_ranks = o.trace_ranks;
   const Progress progress(o.progress);
   for (std::size_t i = 0; i < executors.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "collective/collective_engine.h"
+#include "config/input_error.h"
 #include "platform/platform_instance.h"
 #include "workload/graph/graph_executor.h"
 
@@ -201,6 +202,13 @@ std::string describe_plan(const ParallelPlan& p) {
 LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options) {
   const Topology topo(platform.dims);
   const ParallelPlan& plan = job.plan();
+  const int bpe = job.options().bytes_per_element;
+  const MemoryBreakdown worst = worst_stage_memory(job.shape(), plan, bpe);
+  const double hbm_GB = platform.npu.hbm_capacity_GB;
+  if (!options.allow_oom && !fits_in_hbm(worst, hbm_GB)) {
+    throw InputError("the plan does not fit in HBM: " + format_memory(worst, hbm_GB) +
+                     " (--allow-oom runs it anyway; more --tp/--pp, --zero, --recompute or a smaller --micro-batch need less)");
+  }
   options.progress.stage("building");
   std::vector<std::unique_ptr<LlmRankGraph>> built;
   built.push_back(std::make_unique<LlmRankGraph>(job.build(0)));
@@ -239,6 +247,9 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   rep.simulated_ranks = ex.simulated_ranks();
   rep.simulation = symmetric ? "symmetric" : options.full ? "full (--full)" : "full: " + asymmetry;
   rep.iterations = iterations;
+  rep.memory = worst;
+  rep.hbm_capacity_GB = hbm_GB;
+  rep.fits = fits_in_hbm(worst, hbm_GB);
   rep.micro_batches = plan.micro_batches();
   rep.iteration_end_ps = rec.ends();
   rep.iteration_ps = rep.iteration_end_ps.back() - (iterations > 1 ? rep.iteration_end_ps[rep.iteration_end_ps.size() - 2] : 0);
@@ -246,6 +257,7 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   for (std::size_t i = 0; i < followed.size(); ++i) {
     const LlmRankGraph& g = *graphs[static_cast<std::size_t>(followed[i])];
     rep.stages.push_back(analyse_stage(g, rec, i, followed[i], static_cast<int>(i), iterations));
+    rep.stages.back().memory = memory_per_gpu(job.shape(), plan, static_cast<int>(i), bpe);
     if (options.trace_ranks > 0) collect_spans(rep, g, rec, i, static_cast<int>(i));
   }
   summarise(rep, platform, job);

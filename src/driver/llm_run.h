@@ -19,11 +19,13 @@
 #include "engine/progress.h"
 #include "engine/time.h"
 #include "workload/llm/llm_graph.h"
+#include "workload/llm/memory.h"
 
 namespace acesim {
 
 struct LlmRunOptions {
   bool full = false;      // simulate every rank even when one could stand for all
+  bool allow_oom = false;  // run a plan that does not fit in the GPUs' HBM (else InputError)
   int trace_ranks = 0;    // > 0: keep the timelines of each stage's first rank for a trace
   Progress progress;
 };
@@ -36,6 +38,7 @@ struct LlmStageReport {
   TimePs bubble_ps = 0;
   TimePs exposed_ps[kLlmCommKinds] = {};  // by LlmComm
   TimePs other_idle_ps = 0;               // idle for none of those
+  MemoryBreakdown memory;                 // per GPU of the stage
 };
 
 struct LlmSpan {
@@ -67,14 +70,18 @@ struct LlmReport {
   TimePs pipeline_bubble_ps = 0;
   TimePs exposed_ps[kLlmCommKinds] = {};
   std::vector<LlmStageReport> stages;
+  MemoryBreakdown memory;  // the stage that needs most
+  double hbm_capacity_GB = 0.0;  // 0: unknown
+  bool fits = true;
   std::vector<LlmSpan> spans;  // with trace_ranks
   std::size_t collectives = 0;
   std::size_t messages = 0;
   std::uint64_t events = 0;
 };
 
-// Throws InputError for plans the platform cannot run and SimulationStuck
-// when the run cannot finish.
+// Throws InputError for plans the platform cannot run or whose memory does
+// not fit in its HBM (without allow_oom), and SimulationStuck when the run
+// cannot finish.
 LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options = {});
 
 // "tp 8, pp 8, dp 16, 1f1b, 64 micro-batches of 1" and the like.

@@ -39,15 +39,16 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
     out += fmt::format("exposed {:<2} comm       {:>12.3f} ms  {:>6}\n", to_string(k), ms(exposed(r.exposed_ps, k)),
                        pct(exposed(r.exposed_ps, k), it));
   }
-  out += "\n# per pipeline stage (its first rank), measured iteration, ms\n";
+  out += fmt::format("memory per GPU        {}\n", format_memory(r.memory, r.hbm_capacity_GB));
+  out += "\n# per pipeline stage (its first rank), measured iteration, ms; memory per GPU, GB\n";
   out += fmt::format("# {:>5} {:>6} {:>10} {:>10} {:>9}", "stage", "rank", "iteration", "compute", "bubble");
   for (LlmComm k : kKinds) out += fmt::format(" {:>8}", fmt::format("{} comm", to_string(k)));
-  out += fmt::format(" {:>8}\n", "other");
+  out += fmt::format(" {:>8} {:>8}\n", "other", "memory");
   for (const LlmStageReport& s : r.stages) {
     out += fmt::format("  {:>5} {:>6} {:>10.3f} {:>10.3f} {:>9.3f}", s.stage, s.rank, ms(s.iteration_ps), ms(s.compute_ps),
                        ms(s.bubble_ps));
     for (LlmComm k : kKinds) out += fmt::format(" {:>8.3f}", ms(exposed(s.exposed_ps, k)));
-    out += fmt::format(" {:>8.3f}\n", ms(s.other_idle_ps));
+    out += fmt::format(" {:>8.3f} {:>8.1f}\n", ms(s.other_idle_ps), s.memory.total_bytes() / 1e9);
   }
   out += fmt::format("\n# {} collectives, {} messages, {} events, {} iteration(s) of {} micro-batch(es)\n", r.collectives,
                      r.messages, r.events, r.iterations, r.micro_batches);
@@ -83,6 +84,18 @@ std::string format_llm_comparison(const std::vector<LlmReport>& runs, const Plat
   return out;
 }
 
+nlohmann::json memory_json(const LlmReport& r) {
+  const MemoryBreakdown& m = r.memory;
+  return {{"stage", m.stage},
+          {"weights_bytes", m.weights_bytes},
+          {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_bytes", m.activations_bytes},
+          {"micro_batches_in_flight", m.micro_batches_in_flight},
+          {"hbm_capacity_bytes", r.hbm_capacity_GB * 1e9},
+          {"fits", r.fits}};
+}
+
 nlohmann::json llm_json(const LlmReport& r) {
   nlohmann::json exposed_ns = nlohmann::json::object();
   for (LlmComm k : kKinds) exposed_ns[std::string(to_string(k))] = ns(exposed(r.exposed_ps, k));
@@ -96,7 +109,8 @@ nlohmann::json llm_json(const LlmReport& r) {
                       {"compute_ns", ns(s.compute_ps)},
                       {"pipeline_bubble_ns", ns(s.bubble_ps)},
                       {"exposed_comm_ns", e},
-                      {"other_idle_ns", ns(s.other_idle_ps)}});
+                      {"other_idle_ns", ns(s.other_idle_ps)},
+                      {"memory_per_gpu_bytes", s.memory.total_bytes()}});
   }
   std::vector<double> ends;
   for (TimePs t : r.iteration_end_ps) ends.push_back(ns(t));
@@ -118,6 +132,8 @@ nlohmann::json llm_json(const LlmReport& r) {
           {"compute_ns", ns(r.compute_ps)},
           {"pipeline_bubble_ns", ns(r.pipeline_bubble_ps)},
           {"exposed_comm_ns", exposed_ns},
+          {"memory_per_gpu_bytes", r.memory.total_bytes()},
+          {"memory", memory_json(r)},
           {"stages", stages},
           {"collectives", r.collectives},
           {"messages", r.messages},
@@ -137,11 +153,13 @@ void write_llm_csv(const LlmReport& r, const std::string& dir) {
     std::ofstream f = open("stages.csv");
     f << "stage,rank,iteration_time_ns,compute_ns,pipeline_bubble_ns";
     for (LlmComm k : kKinds) f << ",exposed_" << to_string(k) << "_ns";
-    f << ",other_idle_ns\n";
+    f << ",other_idle_ns,memory_per_gpu_bytes,weights_bytes,gradients_bytes,optimizer_bytes,activations_bytes\n";
     for (const LlmStageReport& s : r.stages) {
       f << fmt::format("{},{},{},{},{}", s.stage, s.rank, ns(s.iteration_ps), ns(s.compute_ps), ns(s.bubble_ps));
       for (LlmComm k : kKinds) f << fmt::format(",{}", ns(exposed(s.exposed_ps, k)));
-      f << fmt::format(",{}\n", ns(s.other_idle_ps));
+      const MemoryBreakdown& m = s.memory;
+      f << fmt::format(",{},{},{},{},{},{}\n", ns(s.other_idle_ps), m.total_bytes(), m.weights_bytes, m.gradients_bytes,
+                       m.optimizer_bytes, m.activations_bytes);
     }
   }
   if (r.spans.empty()) return;

@@ -15,6 +15,10 @@
 namespace acesim {
 namespace {
 
+// The paper's forms count the unfused attention core.
+constexpr AttentionKernel kUnfused = AttentionKernel::kUnfused;
+
+
 const TransformerShape& shape_of(const std::string& name) {
   for (const TransformerShape& m : builtin_transformer_shapes()) {
     if (m.name == name) return m;
@@ -73,21 +77,21 @@ TEST(LlmMemory, VocabularyIsPaddedAsMegatronPadsIt) {
 TEST(LlmMemory, LayerActivationsAreKorthikantisFormulas) {
   const TransformerShape& g = shape_of("gpt3-175b");
   ParallelPlan p;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2), kSbh * (34 + 80));
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2, kUnfused), kSbh * (34 + 80));
   p.tp = 8;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2), kSbh * (10 + 24.0 / 8 + 80.0 / 8));
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2, kUnfused), kSbh * (10 + 24.0 / 8 + 80.0 / 8));
   p.sequence_parallel = true;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2), kSbh * (34 + 80) / 8);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2, kUnfused), kSbh * (34 + 80) / 8);
   p.recompute = Recompute::kSelective;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2), kSbh * 34 / 8);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2, kUnfused), kSbh * 34 / 8);
   p.recompute = Recompute::kFull;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2), kSbh * 2 / 8);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2, kUnfused), kSbh * 2 / 8);
   p.sequence_parallel = false;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2), kSbh * 2);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2, kUnfused), kSbh * 2);
   // Context parallelism: s/cp tokens per rank, their queries against all s keys.
   p = ParallelPlan{};
   p.cp = 2;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2), kSbh / 2 * 34 + 5.0 * 96 * 1024 * 2048);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(g, p, 0, 2, kUnfused), kSbh / 2 * 34 + 5.0 * 96 * 1024 * 2048);
 }
 
 // Grouped-query attention and SwiGLU: Q, K, V and the projection's input are
@@ -100,7 +104,7 @@ TEST(LlmMemory, LayerActivationsGeneraliseToGqaAndSwiglu) {
   p.recompute = Recompute::kSelective;
   const double sb = 8192.0;
   const double expected = (10.0 * sb * 8192 + 2.0 * sb * (2 * 8192 + 2 * 1024) + 3 * 2.0 * sb * 28672) / 8;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(l, p, 0, 2), expected);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(l, p, 0, 2, kUnfused), expected);
 }
 
 // Micro-batches in flight: 1F1B stage i min(pp - i, m); GPipe m; interleaved
@@ -135,7 +139,7 @@ TEST(LlmMemory, Gpt3OnMegatronsPlan) {
   p.zero = 1;
   const double layer = 12.0 * 12288 * 12288 / 8;
   const double embedding = 51200.0 * 12288 / 8;
-  const MemoryBreakdown m0 = memory_per_gpu(g, p, 0);
+  const MemoryBreakdown m0 = memory_per_gpu(g, p, 0, 2, kUnfused);
   EXPECT_DOUBLE_EQ(m0.parameters, 12 * layer + embedding);
   EXPECT_DOUBLE_EQ(m0.weights_bytes, 2 * m0.parameters);
   EXPECT_DOUBLE_EQ(m0.gradients_bytes, 4 * m0.parameters);
@@ -144,19 +148,23 @@ TEST(LlmMemory, Gpt3OnMegatronsPlan) {
   EXPECT_NEAR(m0.total_bytes() / 1e9, 31.27, 0.01);
   // The last stage: a copy of the tied embedding as the LM head, one
   // micro-batch in flight, and its fp32 logits.
-  const MemoryBreakdown m7 = memory_per_gpu(g, p, 7);
+  const MemoryBreakdown m7 = memory_per_gpu(g, p, 7, 2, kUnfused);
   EXPECT_DOUBLE_EQ(m7.parameters, 12 * layer + embedding);
   EXPECT_DOUBLE_EQ(m7.activations_bytes, 12 * kSbh * 34 / 8 + 4 * kSbh / 8 + 4.0 * 2048 * 51200 / 8);
-  const MemoryBreakdown worst = worst_stage_memory(g, p);
+  const MemoryBreakdown worst = worst_stage_memory(g, p, 2, kUnfused);
   EXPECT_EQ(worst.stage, 0);
   EXPECT_DOUBLE_EQ(worst.total_bytes(), m0.total_bytes());
+  // Fused attention keeps fp32 softmax statistics per head and query
+  // instead: 4 a s b / t bytes a layer.
+  EXPECT_DOUBLE_EQ(memory_per_gpu(g, p, 0).activations_bytes,
+                   m0.activations_bytes + 8 * 12 * 4.0 * 96 * 2048 / 8);
   // Without sequence parallelism, recomputation and the distributed
   // optimizer, the first stage needs sbhL (10 + 24/t + 5as/(ht)) of
   // activations (55.6 GB) and 18 bytes per parameter (50.3 GB): 80 GB exceeded.
   p.sequence_parallel = false;
   p.recompute = Recompute::kNone;
   p.zero = 0;
-  const MemoryBreakdown bare = memory_per_gpu(g, p, 0);
+  const MemoryBreakdown bare = memory_per_gpu(g, p, 0, 2, kUnfused);
   EXPECT_DOUBLE_EQ(bare.activations_bytes, 8 * (12 * kSbh * 23 + 8 * 2048 + kSbh));
   EXPECT_FALSE(fits_in_hbm(bare, 80));
   EXPECT_TRUE(fits_in_hbm(m0, 80));
@@ -173,12 +181,12 @@ TEST(LlmMemory, FirstStageActivationsAgreeWithMegatronsEstimate) {
   p.recompute = Recompute::kSelective;
   const double s = 2048, h = 12288, f = 49152, t = 8, pp = 8, layers = 96;
   const double megatron = (s * h * (18 + 4 * f / h) * layers + 8 * s * pp + s * h * pp) / t;
-  EXPECT_NEAR(memory_per_gpu(g, p, 0).activations_bytes / megatron, 1.0, 2e-5);
+  EXPECT_NEAR(memory_per_gpu(g, p, 0, 2, kUnfused).activations_bytes / megatron, 1.0, 2e-5);
   // Interleaved: times 1 + (pp - 1) / (pp v).
   p.schedule = PipeSchedule::kInterleaved;
   p.virtual_stages = 3;
   const double penalty = 1 + (pp - 1) / (pp * 3);
-  EXPECT_NEAR(memory_per_gpu(g, p, 0).activations_bytes / (megatron * penalty), 1.0, 2e-5);
+  EXPECT_NEAR(memory_per_gpu(g, p, 0, 2, kUnfused).activations_bytes / (megatron * penalty), 1.0, 2e-5);
 }
 
 // Llama 3 70B on 1,024 H100s, t = 8, p = 8, d = 16, sequence parallelism,
@@ -197,14 +205,14 @@ TEST(LlmMemory, Llama3_70bOnH100s) {
   p.global_batch = 2048;
   const double h = 8192, k = 1024, f = 28672, s = 8192;
   const double layer = (h * (h + 2 * k) + h * h + 3 * h * f) / 8;
-  const MemoryBreakdown m0 = memory_per_gpu(l, p, 0);
+  const MemoryBreakdown m0 = memory_per_gpu(l, p, 0, 2, kUnfused);
   EXPECT_DOUBLE_EQ(m0.parameters, 10 * layer + 129024 * h / 8);
   EXPECT_DOUBLE_EQ(m0.optimizer_bytes, 12 * m0.parameters / 16);
   const double act_layer = (10 * s * h + 2 * s * (2 * h + 2 * k) + 6 * s * f) / 8;
   EXPECT_DOUBLE_EQ(m0.activations_bytes, 8 * (10 * act_layer + 8 * s + s * h / 8));
   EXPECT_NEAR(m0.total_bytes() / 1e9, 32.00, 0.01);
   // The last stage holds the untied LM head and fp32 logits of one micro-batch.
-  const MemoryBreakdown m7 = memory_per_gpu(l, p, 7);
+  const MemoryBreakdown m7 = memory_per_gpu(l, p, 7, 2, kUnfused);
   EXPECT_DOUBLE_EQ(m7.parameters, m0.parameters);
   EXPECT_DOUBLE_EQ(m7.activations_bytes, 10 * act_layer + 4 * s * h / 8 + 4 * s * 129024 / 8);
   EXPECT_EQ(worst_stage_memory(l, p).stage, 0);
@@ -246,10 +254,10 @@ TEST(LlmMemory, MixtureOfExperts) {
   const StageParameters sp = stage_parameters(m, p, 1);
   EXPECT_DOUBLE_EQ(sp.dense, 8 * (attention + h * 8));
   EXPECT_DOUBLE_EQ(sp.expert, 8 * (8.0 / 4) * expert);
-  const MemoryBreakdown m1 = memory_per_gpu(m, p, 1);
+  const MemoryBreakdown m1 = memory_per_gpu(m, p, 1, 2, kUnfused);
   EXPECT_DOUBLE_EQ(m1.optimizer_bytes, 12 * sp.dense / 8 + 12 * sp.expert / (2 * 8 / 4));
   const double act_layer = (10 * s * h + 4 * s * 8) / 2 + 2 * s * (2 * h + 2 * k) / 2 + 2 * (2 * s * h + 6 * s * f) / 2;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 0, 2), act_layer);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 0, 2, kUnfused), act_layer);
   EXPECT_DOUBLE_EQ(m1.activations_bytes, 3 * 8 * act_layer);
   // Stage 0 carries the embedding (32000, a multiple of 128 t) as a dense parameter.
   EXPECT_DOUBLE_EQ(stage_parameters(m, p, 0).dense, sp.dense + 32000 * h / 2);
@@ -293,11 +301,11 @@ TEST(LlmMemory, SharedExpertsAndFirstDenseLayers) {
   const double sb = 1024, core = 5.0 * 16 * 1024 * 1024;
   const double dense_layer = 10 * sb * h + 2 * sb * 4 * h + core + 6 * sb * 4096;
   const double moe_layer = 10 * sb * h + 4 * sb * 16 + 2 * sb * 4 * h + core + (4 + 2) * 6 * sb * 512 + 4 * 2 * sb * h;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 0, 2), dense_layer);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 1, 2), moe_layer);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 0, 2, kUnfused), dense_layer);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 1, 2, kUnfused), moe_layer);
   // Stage 0 of the interleaved schedule: (2 (p - 1) + (v - 1) p + 1) / v = 2.5
   // micro-batches of its four layers.
-  const MemoryBreakdown m0 = memory_per_gpu(m, p, 0);
+  const MemoryBreakdown m0 = memory_per_gpu(m, p, 0, 2, kUnfused);
   EXPECT_DOUBLE_EQ(m0.micro_batches_in_flight, 2.5);
   EXPECT_DOUBLE_EQ(m0.activations_bytes, 2.5 * (dense_layer + 3 * moe_layer + 8 * sb + sb * h));
 }

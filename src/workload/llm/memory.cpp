@@ -83,7 +83,8 @@ StageParameters stage_parameters(const TransformerShape& m, const ParallelPlan& 
   return s;
 }
 
-double layer_activation_bytes(const TransformerShape& m, const ParallelPlan& p, int layer, int bytes_per_element) {
+double layer_activation_bytes(const TransformerShape& m, const ParallelPlan& p, int layer, int bytes_per_element,
+                              AttentionKernel attention) {
   const double beta = bytes_per_element, t = p.tp;
   const double s_local = static_cast<double>(m.seq) / p.cp, b = p.micro_batch, h = m.hidden;
   const double tokens = s_local * b;
@@ -94,9 +95,13 @@ double layer_activation_bytes(const TransformerShape& m, const ParallelPlan& p, 
   double outside = (4.0 * beta + 2.0) * tokens * h;
   // Inside them, split over tp: Q, K, V and the output projection's input ...
   double inside = beta * tokens * (2.0 * h + 2.0 * kv_width(m));
-  if (p.recompute == Recompute::kNone) {
-    // ... and the attention core: softmax output, its dropout mask and output,
-    // s/cp query rows against all s keys.
+  if (attention == AttentionKernel::kFused) {
+    // ... and fused attention's fp32 softmax statistics (log-sum-exp) per
+    // head and query; recomputation changes nothing here.
+    inside += 4.0 * m.heads * tokens;
+  } else if (p.recompute == Recompute::kNone) {
+    // ... or the unfused attention core: softmax output, its dropout mask
+    // and output, s/cp query rows against all s keys.
     inside += (2.0 * beta + 1.0) * m.heads * b * s_local * m.seq;
   }
   double routed = 0.0;
@@ -129,7 +134,8 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
   return std::min(static_cast<double>(p.pp - stage), m);  // 1F1B
 }
 
-MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p, int stage, int bytes_per_element) {
+MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p, int stage, int bytes_per_element,
+                               AttentionKernel attention) {
   if (stage < 0 || stage >= p.pp) {
     throw std::invalid_argument("memory_per_gpu: stage " + std::to_string(stage) + " outside 0.." +
                                 std::to_string(p.pp - 1));
@@ -149,7 +155,7 @@ MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p,
   r.optimizer_bytes = params.dense * dense.optimizer + params.expert * expert.optimizer;
 
   double per_micro_batch = 0.0;
-  for_each_layer(m, p, stage, [&](int layer) { per_micro_batch += layer_activation_bytes(m, p, layer, bytes_per_element); });
+  for_each_layer(m, p, stage, [&](int layer) { per_micro_batch += layer_activation_bytes(m, p, layer, bytes_per_element, attention); });
   const double beta = bytes_per_element, t = p.tp;
   const double tokens = static_cast<double>(m.seq) / p.cp * p.micro_batch;
   const double seq_split = p.sequence_parallel ? t : 1.0;
@@ -169,10 +175,11 @@ MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p,
   return r;
 }
 
-MemoryBreakdown worst_stage_memory(const TransformerShape& m, const ParallelPlan& p, int bytes_per_element) {
-  MemoryBreakdown worst = memory_per_gpu(m, p, 0, bytes_per_element);
+MemoryBreakdown worst_stage_memory(const TransformerShape& m, const ParallelPlan& p, int bytes_per_element,
+                                   AttentionKernel attention) {
+  MemoryBreakdown worst = memory_per_gpu(m, p, 0, bytes_per_element, attention);
   for (int s = 1; s < p.pp; ++s) {
-    const MemoryBreakdown b = memory_per_gpu(m, p, s, bytes_per_element);
+    const MemoryBreakdown b = memory_per_gpu(m, p, s, bytes_per_element, attention);
     if (b.total_bytes() > worst.total_bytes()) worst = b;
   }
   return worst;

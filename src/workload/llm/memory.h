@@ -46,8 +46,12 @@ long long padded_vocab(int vocab, int tp);
 // Activation bytes one rank keeps for transformer layer `layer` (from 0) and
 // one micro-batch, by the plan's tensor/sequence/context parallelism and
 // recomputation.
+// How attention keeps its activations: fused (FlashAttention: the output
+// and fp32 softmax statistics, as the simulated kernels run) or unfused
+// (Korthikanti et al.'s softmax output, dropout mask and dropout output).
+enum class AttentionKernel { kFused, kUnfused };
 double layer_activation_bytes(const TransformerShape& shape, const ParallelPlan& plan, int layer,
-                              int bytes_per_element);
+                              int bytes_per_element, AttentionKernel attention = AttentionKernel::kFused);
 
 // Micro-batches whose activations stage `stage` holds at its peak, counted
 // in units of all its layers (interleaved: model chunks in flight / virtual
@@ -69,11 +73,11 @@ struct MemoryBreakdown {
 // bf16/fp16 weights and activations, 4 for fp32. The plan must have passed
 // check_plan; throws std::invalid_argument for a stage out of range.
 MemoryBreakdown memory_per_gpu(const TransformerShape& shape, const ParallelPlan& plan, int stage,
-                               int bytes_per_element = 2);
+                               int bytes_per_element = 2, AttentionKernel attention = AttentionKernel::kFused);
 
 // The stage that needs most (the first of equals); its `stage` says which.
 MemoryBreakdown worst_stage_memory(const TransformerShape& shape, const ParallelPlan& plan,
-                                   int bytes_per_element = 2);
+                                   int bytes_per_element = 2, AttentionKernel attention = AttentionKernel::kFused);
 
 // Whether it fits in hbm_capacity_GB (always true when the capacity is 0,
 // unknown).
