@@ -102,10 +102,14 @@ struct TrainingRequest {
     bool sequence_parallel = false;
     std::string schedule;   // 1f1b | interleaved | gpipe
     std::string recompute;  // none | selective | full
+    std::string attention;  // fused | unfused
+    bool overlap_grad_reduce = false;
+    bool overlap_param_gather = false;
     bool allow_oom = false;
     bool given() const {
       return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || sequence_parallel ||
-             !schedule.empty() || !recompute.empty() || allow_oom;
+             !schedule.empty() || !recompute.empty() || !attention.empty() || overlap_grad_reduce ||
+             overlap_param_gather || allow_oom;
     }
   } llm;
 };

@@ -69,6 +69,9 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, 
   p.virtual_stages = checked(o.virtual_stages, "--virtual-stages", 1, 1024, 1);
   if (o.virtual_stages && *o.virtual_stages > 1 && o.schedule.empty()) p.schedule = PipeSchedule::kInterleaved;
   if (!o.recompute.empty()) p.recompute = parse_recompute("--recompute", o.recompute);
+  if (!o.attention.empty()) p.attention = parse_attention_kernel("--attention", o.attention);
+  p.overlap_grad_reduce = o.overlap_grad_reduce;
+  p.overlap_param_gather = o.overlap_param_gather;
   // Megatron-Core runs MoE layers with tensor parallelism only with
   // sequence parallelism; the plan says when it is turned on for that.
   p.sequence_parallel = o.sequence_parallel || (m.moe() && p.tp > 1);

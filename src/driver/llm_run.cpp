@@ -194,6 +194,9 @@ std::string describe_plan(const ParallelPlan& p) {
     if (p.virtual_stages > 1) s += fmt::format(" x{}", p.virtual_stages);
   }
   if (p.recompute != Recompute::kNone) s += fmt::format(", recompute {}", to_string(p.recompute));
+  if (p.attention != AttentionKernel::kFused) s += fmt::format(", {} attention", to_string(p.attention));
+  if (p.overlap_grad_reduce) s += ", overlapped gradient reduction";
+  if (p.overlap_param_gather) s += ", overlapped parameter gather";
   s += fmt::format(", {} micro-batch{} of {} per replica", p.micro_batches(), p.micro_batches() == 1 ? "" : "es",
                    p.micro_batch);
   return s;
@@ -203,7 +206,7 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   const Topology topo(platform.dims);
   const ParallelPlan& plan = job.plan();
   const int bpe = job.options().bytes_per_element;
-  const MemoryBreakdown worst = worst_stage_memory(job.shape(), plan, bpe);
+  const MemoryBreakdown worst = worst_stage_memory(job.shape(), plan, bpe, plan.attention);
   const double hbm_GB = platform.npu.hbm_capacity_GB;
   if (!options.allow_oom && !fits_in_hbm(worst, hbm_GB)) {
     throw InputError("the plan does not fit in HBM: " + format_memory(worst, hbm_GB) +
@@ -257,7 +260,7 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   for (std::size_t i = 0; i < followed.size(); ++i) {
     const LlmRankGraph& g = *graphs[static_cast<std::size_t>(followed[i])];
     rep.stages.push_back(analyse_stage(g, rec, i, followed[i], static_cast<int>(i), iterations));
-    rep.stages.back().memory = memory_per_gpu(job.shape(), plan, static_cast<int>(i), bpe);
+    rep.stages.back().memory = memory_per_gpu(job.shape(), plan, static_cast<int>(i), bpe, plan.attention);
     if (options.trace_ranks > 0) collect_spans(rep, g, rec, i, static_cast<int>(i));
   }
   summarise(rep, platform, job);

@@ -217,7 +217,32 @@ class Builder {
 
   // ---- one transformer layer ----
   double attention_flops() const { return 2.0 * tokens_ * m_.seq * h_ / t_; }  // causal: half of 4 (s/cp) s h
+  // Unfused attention (Megatron-LM before FlashAttention): batched score
+  // and context GEMMs over the whole s x s (the causal mask does not skip
+  // work), with the fused scale-mask-softmax and the dropout reading and
+  // writing the b x a/t x s/cp x s scores in HBM. Backward: the two GEMMs'
+  // gradients (twice their FLOPs), dropout and softmax backward.
+  void unfused_attention(bool backward) {
+    const double gemm_flops = 2.0 * tokens_ * m_.seq * h_ / t_;  // one of the two batched GEMMs
+    const double scores = static_cast<double>(p_.micro_batch) * (m_.heads / t_) * (m_.seq / static_cast<double>(p_.cp)) * m_.seq;
+    const double qkv = tokens_ * (h_ + 2.0 * kv_) / t_;
+    if (!backward) {
+      gemm(gemm_flops, qkv + scores);                                     // Q K^T
+      memory_bound(2.0 * scores);                                         // scale, mask, softmax
+      compute(0.0, scores * (2.0 * bpe_ + 1.0), 1.0);                     // dropout and its mask
+      gemm(gemm_flops, scores + qkv + tokens_ * h_ / t_);                 // P V
+      return;
+    }
+    gemm(2.0 * gemm_flops, 2.0 * scores + qkv + tokens_ * h_ / t_);      // dV, dP
+    compute(0.0, scores * (2.0 * bpe_ + 1.0), 1.0);                       // dropout backward
+    memory_bound(3.0 * scores);                                           // softmax backward
+    gemm(2.0 * gemm_flops, 2.0 * scores + 2.0 * qkv);                    // dQ, dK
+  }
   void attention_core(bool backward) {
+    if (p_.attention == AttentionKernel::kUnfused) {
+      unfused_attention(backward);
+      return;
+    }
     // Fused attention: reads Q, K, V, writes the context (backward: reads
     // them and the output gradient, writes three gradients); FlashAttention-2
     // does 2.5x the forward's FLOPs in backward (5 matrix products for 2).
@@ -370,6 +395,13 @@ class Builder {
   // ZeRO >= 2, else the last (Megatron's overlapped, bucketed reduction).
   void reduce_gradients(double dense, double expert, bool last_micro_batch) {
     if (!last_micro_batch && p_.zero < 2) return;
+    if (p_.zero < 2 && !p_.overlap_grad_reduce) {
+      deferred_.push_back({dense, expert});  // after the whole backward
+      return;
+    }
+    issue_reductions(dense, expert);
+  }
+  void issue_reductions(double dense, double expert) {
     const CollectiveOp op = p_.zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
     outstanding_.push_back(collective(dp_, op, dense * bpe_, LlmComm::kDp, false));
     outstanding_.push_back(collective(edp_, op, expert * bpe_, LlmComm::kDp, false));
@@ -523,12 +555,33 @@ class Builder {
     if (stage_ == p_.pp - 1 && (!m_.tied_embeddings || p_.pp > 1)) dense += embedding_params();
     const double dense_shard = p_.zero >= 1 ? dense / (static_cast<double>(p_.dp) * p_.cp) : dense;
     const double expert_shard = p_.zero >= 1 ? expert / (static_cast<double>(p_.dp) / p_.ep * p_.cp * p_.tp) : expert;
+    for (const auto& [d, e] : deferred_) issue_reductions(d, e);
+    deferred_.clear();
     for (std::uint32_t n : outstanding_) gate(n);
     outstanding_.clear();
     compute(10.0 * (dense_shard + expert_shard), 30.0 * (dense_shard + expert_shard), 1.0);
-    const std::uint32_t deps[1] = {last_compute_};
+    if (p_.zero == 0 || p_.zero == 3) {
+      const std::uint32_t deps[1] = {last_compute_};
+      out_.iteration_end.push_back(node(WorkNodeKind::kNop, 0, deps, LlmComm::kNone));
+      return;
+    }
+    gather_parameters();
+    // Without overlap the step ends once the gathers are done: the next
+    // forward waits for all of them.
+    std::vector<std::uint32_t> deps = {last_compute_};
+    if (!p_.overlap_param_gather) {
+      for (auto& ready : param_ready_) {
+        for (std::uint32_t& n : ready) {
+          if (n == WorkGraph::kNone) continue;
+          deps.push_back(n);
+          gate(n);
+          n = WorkGraph::kNone;
+        }
+      }
+    }
     out_.iteration_end.push_back(node(WorkNodeKind::kNop, 0, deps, LlmComm::kNone));
-    if (p_.zero == 0 || p_.zero == 3) return;
+  }
+  void gather_parameters() {
     for (int c = 0; c < p_.virtual_stages; ++c) {
       for (int i = 0; i < per_chunk_; ++i) {
         const int layer = layer_index(c, i);
@@ -566,6 +619,7 @@ class Builder {
   std::uint32_t last_compute_ = WorkGraph::kNone;
   std::vector<std::uint32_t> gate_;
   std::vector<std::uint32_t> outstanding_;
+  std::vector<std::pair<double, double>> deferred_;  // gradient reductions after the whole backward
   // Per layer (then the embedding, the head): the gathers of its dense and
   // expert parameters the next forward waits for.
   std::vector<std::array<std::uint32_t, 2>> param_ready_;

@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include "workload/llm/parallel_plan.h"
+
 namespace acesim {
 
 struct TransformerShape;
@@ -46,10 +48,6 @@ long long padded_vocab(int vocab, int tp);
 // Activation bytes one rank keeps for transformer layer `layer` (from 0) and
 // one micro-batch, by the plan's tensor/sequence/context parallelism and
 // recomputation.
-// How attention keeps its activations: fused (FlashAttention: the output
-// and fp32 softmax statistics, as the simulated kernels run) or unfused
-// (Korthikanti et al.'s softmax output, dropout mask and dropout output).
-enum class AttentionKernel { kFused, kUnfused };
 double layer_activation_bytes(const TransformerShape& shape, const ParallelPlan& plan, int layer,
                               int bytes_per_element, AttentionKernel attention = AttentionKernel::kFused);
 

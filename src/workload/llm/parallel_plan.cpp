@@ -15,6 +15,8 @@ constexpr std::array<std::pair<PipeSchedule, std::string_view>, 3> kSchedules = 
     {{PipeSchedule::k1F1B, "1f1b"}, {PipeSchedule::kInterleaved, "interleaved"}, {PipeSchedule::kGpipe, "gpipe"}}};
 constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute = {
     {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
+constexpr std::array<std::pair<AttentionKernel, std::string_view>, 2> kAttention = {
+    {{AttentionKernel::kFused, "fused"}, {AttentionKernel::kUnfused, "unfused"}}};
 
 template <typename E, std::size_t N>
 std::vector<std::string> names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
@@ -56,6 +58,11 @@ PipeSchedule parse_pipe_schedule(const std::string& flag, const std::string& tex
 }
 Recompute parse_recompute(const std::string& flag, const std::string& text) {
   return parse_of(kRecompute, flag, text, "recomputation");
+}
+std::string_view to_string(AttentionKernel a) { return name_of(kAttention, a); }
+std::vector<std::string> attention_kernel_names() { return names_of(kAttention); }
+AttentionKernel parse_attention_kernel(const std::string& flag, const std::string& text) {
+  return parse_of(kAttention, flag, text, "attention kernel");
 }
 
 void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus) {
@@ -99,6 +106,9 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
   if (p.sequence_parallel && m.seq % (static_cast<long long>(p.tp) * p.cp) != 0) {
     bad("--sequence-parallel: tp*cp = " + n(static_cast<long long>(p.tp) * p.cp) + " must divide the sequence (" +
         n(m.seq) + ")");
+  }
+  if (p.cp > 1 && p.attention == AttentionKernel::kUnfused) {
+    bad("--cp " + n(p.cp) + " needs --attention fused (context parallelism runs on fused attention)");
   }
   if (p.zero < 0 || p.zero > 3) bad("--zero must be 0, 1, 2 or 3, got " + n(p.zero));
   if (p.micro_batch < 1) bad("--micro-batch must be >= 1, got " + n(p.micro_batch));

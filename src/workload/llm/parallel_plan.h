@@ -19,6 +19,14 @@ namespace acesim {
 struct TransformerShape;
 
 enum class PipeSchedule { k1F1B, kInterleaved, kGpipe };
+// How attention runs: fused (FlashAttention: scores never leave the chip;
+// it keeps the output and fp32 softmax statistics) or unfused (Megatron-LM
+// before FlashAttention: score GEMMs, then softmax and dropout over the
+// b x a x s x s scores in HBM, which it keeps for backward).
+enum class AttentionKernel { kFused, kUnfused };
+std::string_view to_string(AttentionKernel a);
+std::vector<std::string> attention_kernel_names();
+AttentionKernel parse_attention_kernel(const std::string& flag, const std::string& text);
 enum class Recompute { kNone, kSelective, kFull };
 std::string_view to_string(PipeSchedule s);
 std::string_view to_string(Recompute r);
@@ -41,6 +49,13 @@ struct ParallelPlan {
   PipeSchedule schedule = PipeSchedule::k1F1B;
   int virtual_stages = 1;  // interleaved: model chunks per pipeline stage
   Recompute recompute = Recompute::kNone;
+  AttentionKernel attention = AttentionKernel::kFused;
+  // Megatron-LM's --overlap-grad-reduce: data-parallel gradient reductions
+  // start as the last micro-batch's backward produces them (else after the
+  // whole backward); --overlap-param-gather: ZeRO's parameter gathers run
+  // under the next forward (else before it).
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
 
   long long world() const { return static_cast<long long>(tp) * cp * dp * pp; }
   int effective_global_batch() const { return global_batch > 0 ? global_batch : micro_batch * dp; }
