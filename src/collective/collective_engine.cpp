@@ -45,6 +45,18 @@ CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, Networ
   if (!problem.empty()) throw std::invalid_argument(problem);
 }
 
+void CollectiveEngine::set_representatives(std::vector<Rank> ranks) {
+  if (!collectives_.empty()) throw std::logic_error("set_representatives after collectives were created");
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  rep_slot_.assign(static_cast<std::size_t>(topo_.num_npus()), -1);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= topo_.num_npus()) throw std::logic_error("representative rank out of range");
+    rep_slot_[static_cast<std::size_t>(ranks[i])] = static_cast<std::int32_t>(i);
+  }
+  reps_ = std::move(ranks);
+}
+
 void CollectiveEngine::set_representative(Rank rank) {
   if (!collectives_.empty()) throw std::logic_error("set_representative after collectives were created");
   if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("representative rank out of range");
@@ -64,6 +76,8 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   c.listener = listener;
   if (!req.members.empty()) {
     plan_explicit(c);
+  } else if (!reps_.empty()) {
+    throw std::invalid_argument("with several representatives every collective lists its ranks");
   } else {
     std::vector<int> dims = req.dims;
     if (dims.empty()) {
@@ -88,6 +102,10 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
                                 " is outside its group of " + std::to_string(c.group_npus) + " ranks");
   }
   c.participants = req.members.empty() ? simulated_ranks() : static_cast<long long>(req.members.size());
+  if (!reps_.empty()) {
+    c.participants = std::count_if(req.members.begin(), req.members.end(), [this](Rank r) { return simulated(r); });
+    if (c.participants == 0) throw std::invalid_argument("a collective over listed ranks holds no representative");
+  }
   for (const PhaseSpec& spec : c.specs) {
     if (auto why = unsupported_reason(spec.op, spec.algorithm, spec.group_size)) throw std::invalid_argument(*why);
   }
@@ -330,7 +348,7 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   if (id >= collectives_.size()) throw std::logic_error("unknown collective id");
   if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("rank out of range");
   Collective& c = collectives_[id];
-  if (rep_ >= 0 && rank != rep_) throw std::logic_error("symmetric simulation: only the representative rank arrives");
+  if (!simulated(rank)) throw std::logic_error("symmetric simulation: only representative ranks arrive");
   if (c.group_id >= 0 && !std::binary_search(c.req.members.begin(), c.req.members.end(), rank)) {
     throw std::logic_error("rank " + std::to_string(rank) + " is not a member of collective " + c.req.name);
   }
@@ -361,7 +379,9 @@ void CollectiveEngine::arrive_all(CollectiveId id) {
   }
   if (collectives_[id].group_id >= 0) {
     const std::vector<Rank> ranks = collectives_[id].req.members;
-    for (Rank r : ranks) arrive(id, r);
+    for (Rank r : ranks) {
+      if (simulated(r)) arrive(id, r);
+    }
     return;
   }
   for (Rank r = 0; r < topo_.num_npus(); ++r) arrive(id, r);
@@ -475,7 +495,11 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   running_[slot] = RunningPhase{true, w.coll, w.phase, w.chunk, w.instance, q};
   ++phases_run_;
   const double bytes = c.chunk_bytes * spec.size_factor;
-  const double replicas = rep_ >= 0 ? static_cast<double>(ph.full_instances) : 1.0;
+  // Several representatives: the groups like this one (of no representative).
+  const double replicas = rep_ >= 0    ? static_cast<double>(ph.full_instances)
+                          : reps_.empty() ? 1.0
+                                          : static_cast<double>(topo_.num_npus()) /
+                                                (static_cast<double>(reps_.size()) * static_cast<double>(c.group_npus));
   // NCCL's hop latency stands for the endpoint's per-step delay.
   const TimePs step_ps = c.nccl ? c.nccl->step_ps : cfg_.endpoint_delay_ps;
   if (endpoints_ == nullptr) {
@@ -524,7 +548,7 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
   if (next < static_cast<int>(c.phases.size())) {
     const std::int32_t size = needed(c, next);
     for (Rank r : group) {
-      if (rep_ >= 0 && r != rep_) continue;
+      if (!simulated(r)) continue;
       Phase& nph = collectives_[rp.coll].phases[next];
       const long long g = instance_of(nph, r);
       if (++nph.arrived[g * c.chunks + rp.chunk] == size) ready(rp.coll, next, g, rp.chunk);
@@ -533,7 +557,7 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
   }
   const ChunkBytes chunk{c.chunk_in, c.chunk_out, c.kernels.streamed};
   for (Rank r : group) {
-    if (rep_ >= 0 && r != rep_) continue;
+    if (!simulated(r)) continue;
     if (endpoints_ != nullptr && endpoints_->leave(r, chunk)) entry_freed_ = true;
     const std::int32_t done = ++collectives_[rp.coll].rank_chunks_done[slot(r)];
     if (done > c.chunks) throw std::logic_error("invariant broken: a rank finished a chunk of a collective twice");
@@ -566,9 +590,10 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
     if (c.arrivals < c.participants) {
       line += "; missing ranks";
       int shown = 0;
-      for (Rank r = 0; r < simulated_ranks() && shown < 8; ++r) {
+      for (Rank r = 0; r < topo_.num_npus() && shown < 8; ++r) {
+        if (!simulated(r)) continue;
         const bool member = c.group_id < 0 || std::binary_search(c.req.members.begin(), c.req.members.end(), r);
-        if (member && !c.rank_arrived[static_cast<std::size_t>(r)]) {
+        if (member && !c.rank_arrived[slot(r)]) {
           line += " " + std::to_string(r);
           ++shown;
         }

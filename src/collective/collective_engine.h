@@ -72,8 +72,20 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // exactly the same (docs/performance.md, "Symmetry"). Call before create().
   void set_representative(Rank rank);
   Rank representative() const { return rep_; }
-  // Ranks simulated: 1 in symmetric mode, else all.
-  Rank simulated_ranks() const { return rep_ >= 0 ? 1 : topo_.num_npus(); }
+  // Whole groups of representatives (docs/performance.md, "Symmetry"):
+  // only `ranks` arrive and finish; every collective is over listed ranks,
+  // each group holding at least one of them, and runs on all its members'
+  // links; groups of no representative are taken to run the same on links
+  // of their own. Call before create().
+  void set_representatives(std::vector<Rank> ranks);
+  bool several_representatives() const { return !reps_.empty(); }
+  // Ranks simulated: 1 in symmetric mode, the representatives, else all.
+  Rank simulated_ranks() const {
+    return rep_ >= 0 ? 1 : !reps_.empty() ? static_cast<Rank>(reps_.size()) : topo_.num_npus();
+  }
+  bool simulated(Rank r) const {
+    return rep_ >= 0 ? r == rep_ : reps_.empty() || rep_slot_[static_cast<std::size_t>(r)] >= 0;
+  }
 
   // Throws std::invalid_argument for bad dimensions, sizes or an algorithm
   // that cannot run on a group the request produces.
@@ -161,8 +173,11 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   long long instance_of(const Phase& ph, Rank r) const;
   // A chunk's bytes, and its input and output at one NPU, from c.chunks.
   void set_chunk_bytes(Collective& c) const;
-  std::size_t slot(Rank r) const { return rep_ >= 0 ? 0 : static_cast<std::size_t>(r); }
+  std::size_t slot(Rank r) const {
+    return rep_ >= 0 ? 0 : !reps_.empty() ? static_cast<std::size_t>(rep_slot_[static_cast<std::size_t>(r)]) : static_cast<std::size_t>(r);
+  }
   std::int32_t needed(const Collective& c, int phase) const {
+    if (!reps_.empty()) return static_cast<std::int32_t>(c.participants);
     return rep_ >= 0 ? 1 : static_cast<std::int32_t>(c.specs[phase].group_size);
   }
   Rank base_rank(const Phase& ph, long long instance) const;
@@ -211,6 +226,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::vector<Rank> scratch_advance_;
   EndpointLoad load_;
   Rank rep_ = -1;
+  std::vector<Rank> reps_;               // several representatives, ascending
+  std::vector<std::int32_t> rep_slot_;   // per rank: its index in reps_, or -1
   std::vector<std::int32_t> entry_blocked_;  // queues whose entering chunks wait for room at the endpoints
   std::vector<Waiting> skipped_;
   std::vector<std::int32_t> dispatch_queues_;

@@ -71,18 +71,37 @@ class LlmRecorder final : public GraphObserver {
   std::map<std::tuple<Rank, Rank, std::int64_t>, TimePs> sends_;
 };
 
-// Why the plan needs every rank simulated, or "".
-std::string plan_asymmetry(const LlmJob& job, const LlmRankGraph& g0) {
+// How many ranks a run simulates (docs/performance.md, "Symmetry"):
+//   one      a single stage on a symmetric platform: rank 0 stands for all
+//   stages   one rank per pipeline stage, each group it is in run whole on
+//            its links; the groups of no representative are taken to run
+//            the same on links of their own, which holds on fabrics of
+//            switches, rails and full meshes (no link shared by two groups)
+//   full     every rank
+struct Mode {
+  enum Kind { kOne, kStages, kFull } kind = kFull;
+  std::string why;  // full: the reason
+};
+
+Mode choose_mode(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options) {
+  if (options.full) return {Mode::kFull, "--full"};
   const ParallelPlan& p = job.plan();
-  if (p.pp > 1) return "pipeline stages differ";
-  if (p.cp > 1) return "context-parallel ring messages";
-  for (std::uint32_t i = 0; i < g0.graph.size(); ++i) {
-    const GraphNode& n = g0.graph.node(i);
-    if (n.kind == WorkNodeKind::kCollective && !g0.graph.collective(n.payload).members.empty()) {
-      return "a group is not whole topology dimensions (" + std::string(to_string(g0.tags[i].comm)) + ")";
+  if (p.cp > 1) return {Mode::kFull, "context-parallel ring messages"};
+  for (const DimensionSpec& d : platform.dims) {
+    if (d.npus > 1 && !(d.kind == DimKind::kSwitch || d.kind == DimKind::kFullyConnected || d.kind.name() == "rail")) {
+      return {Mode::kFull, "a " + std::string(d.kind.name()) + " dimension may carry several groups on one link"};
     }
   }
-  return "";
+  if (p.pp == 1 && asymmetry_reason(platform).empty()) {
+    const LlmRankGraph g0 = job.build(0);
+    bool whole = true;
+    for (std::uint32_t i = 0; i < g0.graph.size() && whole; ++i) {
+      const GraphNode& n = g0.graph.node(i);
+      whole = n.kind != WorkNodeKind::kCollective || g0.graph.collective(n.payload).members.empty();
+    }
+    if (whole) return {Mode::kOne, ""};
+  }
+  return {Mode::kStages, ""};
 }
 
 void add_idle(LlmStageReport& s, const LlmRankGraph& g, const LlmRecorder& rec, std::size_t fi, Rank me,
@@ -213,22 +232,26 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
                      " (--allow-oom runs it anyway; more --tp/--pp, --zero, --recompute or a smaller --micro-batch need less)");
   }
   options.progress.stage("building");
-  std::vector<std::unique_ptr<LlmRankGraph>> built;
-  built.push_back(std::make_unique<LlmRankGraph>(job.build(0)));
-  std::string asymmetry = asymmetry_reason(platform);
-  if (asymmetry.empty()) asymmetry = plan_asymmetry(job, *built.front());
-  const bool symmetric = !options.full && asymmetry.empty();
-  PlatformInstance pi(platform, symmetric);
-  const Rank ranks = pi.collectives.simulated_ranks();
-  for (Rank r = 1; r < ranks; ++r) built.push_back(std::make_unique<LlmRankGraph>(job.build(r)));
-  std::vector<const LlmRankGraph*> graphs;
-  std::vector<const WorkGraph*> per_rank;
-  for (const auto& g : built) {
-    graphs.push_back(g.get());
-    per_rank.push_back(&g->graph);
-  }
+  const Mode mode = choose_mode(platform, job, options);
   std::vector<Rank> followed;
-  for (int s = 0; s < (symmetric ? 1 : plan.pp); ++s) followed.push_back(job.layout().in_stage(0, s));
+  for (int s = 0; s < (mode.kind == Mode::kOne ? 1 : plan.pp); ++s) followed.push_back(job.layout().in_stage(0, s));
+  std::unique_ptr<PlatformInstance> owned =
+      mode.kind == Mode::kStages ? std::make_unique<PlatformInstance>(platform, followed)
+                                 : std::make_unique<PlatformInstance>(platform, mode.kind == Mode::kOne);
+  PlatformInstance& pi = *owned;
+  // One graph per rank the executor knows (all, with several
+  // representatives: the others' are empty).
+  const Rank ranks = mode.kind == Mode::kOne ? 1 : static_cast<Rank>(topo.num_npus());
+  std::vector<std::unique_ptr<LlmRankGraph>> built(static_cast<std::size_t>(ranks));
+  const LlmRankGraph empty;
+  std::vector<const LlmRankGraph*> graphs(static_cast<std::size_t>(ranks), &empty);
+  std::vector<const WorkGraph*> per_rank(static_cast<std::size_t>(ranks), &empty.graph);
+  for (Rank r = 0; r < ranks; ++r) {
+    if (mode.kind == Mode::kStages && std::find(followed.begin(), followed.end(), r) == followed.end()) continue;
+    built[static_cast<std::size_t>(r)] = std::make_unique<LlmRankGraph>(job.build(r, mode.kind == Mode::kStages));
+    graphs[static_cast<std::size_t>(r)] = built[static_cast<std::size_t>(r)].get();
+    per_rank[static_cast<std::size_t>(r)] = &built[static_cast<std::size_t>(r)]->graph;
+  }
   const int iterations = job.options().iterations;
   LlmRecorder rec(graphs, followed, iterations);
   GraphRunOptions ro;
@@ -247,8 +270,10 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   rep.executor = platform.npu.executor;
   rep.plan = describe_plan(plan);
   rep.npus = topo.num_npus();
-  rep.simulated_ranks = ex.simulated_ranks();
-  rep.simulation = symmetric ? "symmetric" : options.full ? "full (--full)" : "full: " + asymmetry;
+  rep.simulated_ranks = mode.kind == Mode::kFull ? topo.num_npus() : static_cast<long long>(followed.size());
+  rep.simulation = mode.kind == Mode::kOne      ? "symmetric"
+                   : mode.kind == Mode::kStages ? "one rank per pipeline stage, its groups whole"
+                                                : "full: " + mode.why;
   rep.iterations = iterations;
   rep.memory = worst;
   rep.hbm_capacity_GB = hbm_GB;

@@ -78,7 +78,14 @@ class Endpoints {
   // Symmetric simulation: only `rank`'s resources and statistics exist;
   // every other member of a group is taken to behave the same.
   void set_representative(Rank rank) { rep_ = rank; }
-  bool simulated(Rank r) const { return rep_ < 0 || r == rep_; }
+  // Several representatives (CollectiveEngine::set_representatives).
+  void set_representatives(const std::vector<Rank>& ranks) {
+    reps_.assign(static_cast<std::size_t>(topo_.num_npus()), 0);
+    for (Rank r : ranks) reps_[static_cast<std::size_t>(r)] = 1;
+  }
+  bool simulated(Rank r) const {
+    return !reps_.empty() ? reps_[static_cast<std::size_t>(r)] != 0 : rep_ < 0 || r == rep_;
+  }
   // A straggler: rank r's kernels do `factor` times the work (factor > 0).
   void set_compute_slowdown(Rank r, double factor);
 
@@ -168,6 +175,7 @@ class Endpoints {
   NpuStats untouched_;  // what stats() says of an NPU nothing touched
   std::unordered_map<Rank, double> slowdown_;
   Rank rep_ = -1;
+  std::vector<char> reps_;  // several representatives: per rank, whether it is one
   std::vector<Usage> scratch_;
   std::unique_ptr<Executor> executor_;
 };

@@ -37,6 +37,17 @@ struct PlatformInstance {
       collectives.set_representative(0);
     }
   }
+  // Several representatives (CollectiveEngine::set_representatives): the
+  // network runs their groups on all their links.
+  PlatformInstance(const PlatformConfig& config, const std::vector<Rank>& representatives)
+      : topology(config.dims),
+        network(make_network(config.network, sim, topology)),
+        endpoints(sim, topology, config.npu),
+        collectives(sim, topology, *network, config.collectives, &endpoints) {
+    sim.fluid().set_checking(config.check);
+    endpoints.set_representatives(representatives);
+    collectives.set_representatives(representatives);
+  }
   PlatformInstance(const PlatformInstance&) = delete;
   PlatformInstance& operator=(const PlatformInstance&) = delete;
 

@@ -26,7 +26,8 @@ GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBacke
       collectives_(collectives),
       endpoints_(endpoint),
       options_(options),
-      sim_ranks_(collectives.simulated_ranks()) {
+      sim_ranks_(collectives.several_representatives() ? topo.num_npus() : collectives.simulated_ranks()) {
+  // Several representatives: every rank has a graph, empty but theirs.
   if (collectives.representative() > 0) throw std::invalid_argument("symmetric runs take rank 0 as the representative");
   if (static_cast<Rank>(graphs.size()) != sim_ranks_) {
     throw std::logic_error(fmt::format("{} graphs for {} simulated ranks", graphs.size(), sim_ranks_));

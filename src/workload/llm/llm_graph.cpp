@@ -111,7 +111,7 @@ std::optional<CollectiveSpec> group_spec(const std::vector<Rank>& ranks, const T
 
 class Builder {
  public:
-  Builder(const LlmJob& job, const Topology& topo, Rank r)
+  Builder(const LlmJob& job, const Topology& topo, Rank r, bool listed)
       : job_(job), m_(job.shape()), p_(job.plan()), e_(job.options().efficiency), r_(r),
         stage_(job.layout().stage(r)), g_(out_.graph) {
     const RankLayout& l = job.layout();
@@ -123,7 +123,7 @@ class Builder {
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
     gated_ = m_.swiglu ? 2.0 : 1.0;
     // Stages run different programs: their groups are listed.
-    const bool listed = p_.pp > 1;
+    listed = listed || p_.pp > 1;
     tp_ = group_spec(l.tp_group(r), topo, listed);
     dp_ = group_spec(l.dp_group(r), topo, listed);
     edp_ = group_spec(l.expert_dp_group(r), topo, listed);
@@ -627,8 +627,8 @@ class Builder {
 
 }  // namespace
 
-LlmRankGraph LlmJob::build(Rank r) const {
-  Builder b(*this, topo_, r);
+LlmRankGraph LlmJob::build(Rank r, bool listed) const {
+  Builder b(*this, topo_, r, listed);
   LlmRankGraph g = b.run();
   g.graph.source = shape_.name;
   return g;

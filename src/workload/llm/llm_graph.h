@@ -72,8 +72,11 @@ class LlmJob {
   // Checks the plan (check_plan) against the shape and the topology's NPUs.
   LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options = {});
 
-  // Rank r's graph: its stage's passes in schedule order, its groups' ranks.
-  LlmRankGraph build(Rank r) const;
+  // Rank r's graph: its stage's passes in schedule order. Its collectives
+  // run over topology dimensions where a group is whole dimensions and every
+  // rank runs the same program (one stage), else, or with `listed`, over
+  // their listed ranks.
+  LlmRankGraph build(Rank r, bool listed = false) const;
 
   const TransformerShape& shape() const { return shape_; }
   const ParallelPlan& plan() const { return plan_; }
