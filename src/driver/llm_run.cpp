@@ -142,17 +142,22 @@ LlmStageReport analyse_stage(const LlmRankGraph& g, const LlmRecorder& rec, std:
   for (std::uint32_t n = 0; n < wg.size(); ++n) {
     if (!is_communication(wg.node(n).kind)) continue;
     for (std::uint32_t e = wg.child_begin(n); e < wg.child_end(n); ++e) {
-      if (wg.node(wg.child(e)).kind == WorkNodeKind::kCompute) parents[wg.child(e)].push_back(n);
+      const WorkNodeKind kind = wg.node(wg.child(e)).kind;
+      if (kind == WorkNodeKind::kCompute || kind == WorkNodeKind::kNop) parents[wg.child(e)].push_back(n);
     }
   }
   const std::vector<Timing>& t = rec.timings(fi);
   TimePs prev_end = 0;
   for (std::uint32_t c = 0; c < wg.size(); ++c) {
-    if (wg.node(c).kind != WorkNodeKind::kCompute) continue;
+    if (wg.node(c).kind != WorkNodeKind::kCompute || t[c].start >= w1) continue;
     add_idle(s, g, rec, fi, me, parents, c, std::max(prev_end, w0), std::min(t[c].start, w1));
     s.compute_ps += std::max<TimePs>(0, std::min(t[c].end, w1) - std::max(t[c].start, w0));
     prev_end = t[c].end;
   }
+  // The iteration ends when the step's communication does (parameter
+  // gathers without overlap): that wait is the last idle stretch.
+  const std::uint32_t end = g.iteration_end[static_cast<std::size_t>(iterations - 1)];
+  add_idle(s, g, rec, fi, me, parents, end, std::max(prev_end, w0), w1);
   return s;
 }
 

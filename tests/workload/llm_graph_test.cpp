@@ -359,6 +359,7 @@ TEST(LlmGraph, DataParallelReductionsByZeroStage) {
 
 TEST(LlmGraph, DataParallelGradientsAreTheLayersParameters) {
   ParallelPlan p = plan(2, 1, 2, 2);
+  p.overlap_grad_reduce = true;  // issued in backward, as it produces them
   const Topology topo_job = grid(2, 2);
   const LlmJob job(small(), p, topo_job, one_iteration());
   const LlmRankGraph g = job.build(0);

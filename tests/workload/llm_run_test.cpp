@@ -223,7 +223,7 @@ TEST_F(LlmRunCli, JsonHasEveryKey) {
                        m["optimizer_bytes"].get<double>() + m["activations_bytes"].get<double>());
   EXPECT_TRUE(m["fits"].get<bool>());
   EXPECT_EQ(j["npus"].get<long long>(), 8);
-  EXPECT_EQ(j["simulated_ranks"].get<long long>(), 8);
+  EXPECT_EQ(j["simulated_ranks"].get<long long>(), 2);  // one per pipeline stage
   EXPECT_EQ(j["micro_batches"].get<int>(), 4);
   ASSERT_EQ(j["stages"].size(), 2u);
   EXPECT_EQ(j["stages"][1]["rank"].get<long long>(), 4);  // the first rank of stage 1: tp 4 ranks further
