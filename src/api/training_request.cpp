@@ -149,6 +149,7 @@ TrainingRun simulate_training(const TrainingRequest& o) {
   }
   const Topology topo(run.platform.dims);
   if (!o.chakra_prefix.empty()) {
+    if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to Chakra traces");
     run_chakra_traces(o, executors, topo, run);
     return run;
   }

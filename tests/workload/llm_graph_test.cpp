@@ -167,7 +167,10 @@ TEST(LlmGraph, SequenceParallelGathersAndScattersInPairs) {
   const auto n = [&](CollectiveOp op, LlmPass pass) { return count(g, coll(LlmComm::kTp, op, pass)); };
   EXPECT_EQ(n(CollectiveOp::kAllGather, LlmPass::kForward), 2u * (2 * 4 + 1));
   EXPECT_EQ(n(CollectiveOp::kReduceScatter, LlmPass::kForward), 2u * (2 * 4 + 1));
-  EXPECT_EQ(n(CollectiveOp::kAllGather, LlmPass::kBackward), 2u * (2 * 4));
+  // Backward also gathers each column-parallel GEMM's input again for its
+  // weight gradient (QKV, fc1: 2 per layer; the head) and the embedding's
+  // output gradient: Megatron-LM's order.
+  EXPECT_EQ(n(CollectiveOp::kAllGather, LlmPass::kBackward), 2u * (4 * 4 + 2));
   EXPECT_EQ(n(CollectiveOp::kReduceScatter, LlmPass::kBackward), 2u * (2 * 4 + 1));
   EXPECT_EQ(count(g, coll(LlmComm::kTp, CollectiveOp::kAllReduce)), 0u);
   // The whole buffer (nccl-tests' convention): b s h elements.
@@ -190,7 +193,7 @@ TEST(LlmGraph, SequenceParallelGathersAndScattersInPairs) {
 // for (2) a non-blocking all-gather of the input (tokens_ * h_ * bpe_)
 // issued before the input-gradient GEMM of each column-parallel
 // gemm_backward, gating the weight-gradient GEMM.
-TEST(LlmGraph, DISABLED_SequenceParallelBackwardGathersAsMegatronDoes) {
+TEST(LlmGraph, SequenceParallelBackwardGathersAsMegatronDoes) {
   const Topology topo = grid(2, 2);
   ParallelPlan p = plan(2, 1, 2, 4);
   p.sequence_parallel = true;
@@ -286,7 +289,7 @@ TEST(LlmGraph, TiedEmbeddingsAreSummedBetweenFirstAndLastStage) {
   for (Rank r = 0; r < 4; ++r) {
     const auto sums = comm_bytes(job.build(r), coll(LlmComm::kDp, CollectiveOp::kAllReduce));
     EXPECT_EQ(sums.size(), r == 0 || r == 3 ? 1u : 0u) << r;
-    all_of(sums, kV * kH * kBpe, "tied embedding");
+    all_of(sums, kV * kH * 4.0, "tied embedding");  // fp32 gradients
   }
   // Its group: exactly the two ranks.
   const LlmRankGraph g = job.build(3);
@@ -301,6 +304,9 @@ TEST(LlmGraph, TiedEmbeddingsAreSummedBetweenFirstAndLastStage) {
 
 constexpr double kLayerBytes = 12 * kH * kH * kBpe;  // Q, K, V, O and a 4h MLP: 12 h^2 parameters
 constexpr double kEmbBytes = kV * kH * kBpe;
+// Gradients are reduced in fp32 (Megatron-LM's main gradients), parameters
+// gathered in bf16.
+constexpr double kGrad = 4.0 / kBpe;
 
 struct DpCounts {
   std::size_t ar = 0, rs = 0, ag_step = 0, ag_use = 0, rs_before_last = 0;
@@ -323,8 +329,13 @@ DpCounts dp_counts(int zero) {
   ar_first.micro_batch = 0;
   c.rs_before_last += count(g, ar_first);
   // Sizes: a layer's 12 h^2 parameters, the embedding's and the head's V h.
-  for (const double b : comm_bytes(g, any(LlmComm::kDp))) {
+  for (const double b : comm_bytes(g, coll(LlmComm::kDp, CollectiveOp::kAllGather))) {
     EXPECT_TRUE(b == kLayerBytes || b == kEmbBytes) << "zero " << zero << ": " << b;
+  }
+  for (const CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter}) {
+    for (const double b : comm_bytes(g, coll(LlmComm::kDp, op))) {
+      EXPECT_TRUE(b == kGrad * kLayerBytes || b == kGrad * kEmbBytes) << "zero " << zero << ": " << b;
+    }
   }
   return c;
 }
@@ -366,9 +377,9 @@ TEST(LlmGraph, DataParallelGradientsAreTheLayersParameters) {
   const auto ar = comm_bytes(g, coll(LlmComm::kDp, CollectiveOp::kAllReduce, LlmPass::kBackward));
   // Backward order: the head, layers 3..0, the embedding; split over tp 2.
   ASSERT_EQ(ar.size(), 6u);
-  EXPECT_DOUBLE_EQ(ar[0], kEmbBytes / 2);
-  for (int i = 1; i <= 4; ++i) EXPECT_DOUBLE_EQ(ar[static_cast<std::size_t>(i)], kLayerBytes / 2);
-  EXPECT_DOUBLE_EQ(ar[5], kEmbBytes / 2);
+  EXPECT_DOUBLE_EQ(ar[0], kGrad * kEmbBytes / 2);
+  for (int i = 1; i <= 4; ++i) EXPECT_DOUBLE_EQ(ar[static_cast<std::size_t>(i)], kGrad * kLayerBytes / 2);
+  EXPECT_DOUBLE_EQ(ar[5], kGrad * kEmbBytes / 2);
   // On the second dimension, whole.
   for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
     if (g.tags[n].comm == LlmComm::kDp && g.graph.node(n).kind == WorkNodeKind::kCollective) {
@@ -397,7 +408,7 @@ TEST(LlmGraph, ExpertAllToAllsPerMoeLayer) {
   // reduced: attention and router, 4 h^2 + 8 h, and the embedding and head.
   const auto ar = comm_bytes(g, coll(LlmComm::kDp, CollectiveOp::kAllReduce));
   ASSERT_EQ(ar.size(), 6u);
-  for (int i = 1; i <= 4; ++i) EXPECT_DOUBLE_EQ(ar[static_cast<std::size_t>(i)], (4 * kH * kH + 8 * kH) * kBpe);
+  for (int i = 1; i <= 4; ++i) EXPECT_DOUBLE_EQ(ar[static_cast<std::size_t>(i)], kGrad * (4 * kH * kH + 8 * kH) * kBpe);
   // ep 2 of dp 4: the experts' gradients are reduced over the dp / ep = 2
   // replicas holding them: 8 / 2 experts of 2 h f parameters.
   p.ep = 2;
@@ -407,7 +418,7 @@ TEST(LlmGraph, ExpertAllToAllsPerMoeLayer) {
   ASSERT_EQ(both.size(), 6u + 4);
   std::size_t experts = 0;
   for (double b : both) {
-    if (b == 4 * 2 * kH * 1024 * kBpe) ++experts;
+    if (b == kGrad * 4 * 2 * kH * 1024 * kBpe) ++experts;
   }
   EXPECT_EQ(experts, 4u);
 }

@@ -324,7 +324,7 @@ TEST(LlmPipelineOrder, OneFOneBWarmsUpAlternatesAndDrains) {
 // `if (schedule == PipeSchedule::kGpipe && pp > 1)` for the gpipe branch and
 // `if (schedule != PipeSchedule::kInterleaved) v = 1;`: the 1F1B branch then
 // warms up with min(pp - 1, m) = 0 forwards.
-TEST(LlmPipelineOrder, DISABLED_OneStageRunsEachBackwardBeforeTheNextForward) {
+TEST(LlmPipelineOrder, OneStageRunsEachBackwardBeforeTheNextForward) {
   for (PipeSchedule s : {PipeSchedule::k1F1B, PipeSchedule::kGpipe}) {
     EXPECT_EQ(ops(pipeline_order(s, 1, 0, 3, 1)),
               (std::vector<Op>{F(0, 0), B(0, 0), F(0, 1), B(0, 1), F(0, 2), B(0, 2)}))

@@ -79,6 +79,9 @@ double LlmJob::model_flops_per_gpu() const {
 namespace {
 
 constexpr std::int64_t kCpTagBase = std::int64_t{1} << 40;
+// Gradients are reduced as Megatron-LM keeps them: fp32 main gradients
+// (bf16 training accumulates and all-reduces gradients in fp32).
+constexpr double kGradBytes = 4.0;
 
 // The group a collective runs on: whole topology dimensions when its ranks
 // are all the NPUs of some dimensions around the first and every such group
@@ -274,7 +277,7 @@ class Builder {
   void attention_forward() {
     memory_bound(4.0 * sp_tokens_ * h_);  // residual add and norm
     tp_enter();
-    gemm(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_ + tokens_ * (2.0 * h_ + 2.0 * kv_) / t_);
+    gemm(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_ + tokens_ * h_ + tokens_ * (h_ + 2.0 * kv_) / t_);
     attention_core(false);
     gemm(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_ + tokens_ * h_ / t_ + tokens_ * h_);
     tp_leave();
@@ -305,6 +308,7 @@ class Builder {
       const double shared = static_cast<double>(m_.shared_experts) * width;
       tp_enter();
       gemm(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_ + tokens_ * (h_ + shared * gated_ / t_));
+      memory_bound(tokens_ * shared * (gated_ + 1.0) / t_);
       gemm(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_ + tokens_ * (shared / t_ + h_));
       tp_leave();
     }
@@ -319,11 +323,26 @@ class Builder {
   }
 
   // Backward: every GEMM's input gradient and weight gradient (each the
-  // forward's FLOPs); with sequence parallelism the block's input is
-  // gathered again for the weight gradients while the input gradients run.
+  // forward's FLOPs).
   void gemm_backward(double flops, double weights, double in, double out) {
     gemm(flops, weights + out + in);  // input gradient
     gemm(flops, in + out + weights);  // weight gradient
+  }
+  // A column-parallel GEMM at a block's entry, as Megatron-LM runs its
+  // backward (LinearWithGradAccumulationAndAsyncCommunication): with
+  // sequence parallelism its input is all-gathered again for the weight
+  // gradient while the input gradient runs; the input gradient's
+  // reduce-scatter (all-reduce without sequence parallelism) runs while the
+  // weight gradient does.
+  void column_backward(double flops, double weights, double in, double out) {
+    std::uint32_t gathered = WorkGraph::kNone;
+    if (p_.sequence_parallel) gathered = collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, false);
+    gemm(flops, weights + out + in);  // input gradient
+    const std::uint32_t reduced = collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+                                             tokens_ * h_ * bpe_, LlmComm::kTp, false);
+    gate(gathered);
+    gemm(flops, in + out + weights);  // weight gradient
+    gate(reduced);
   }
   void tp_backward_enter() {
     // The output gradient of a row-parallel GEMM: sequence parallel
@@ -338,16 +357,14 @@ class Builder {
       tp_backward_enter();
       gemm_backward(2.0 * tokens_ * f * h_ / t_, f * h_ / t_, tokens_ * f / t_, tokens_ * h_);
       memory_bound(2.0 * tokens_ * f * (gated_ + 1.0) / t_);
-      gemm_backward(2.0 * tokens_ * h_ * f * gated_ / t_, h_ * f * gated_ / t_, tokens_ * h_, tokens_ * f * gated_ / t_);
-      tp_leave();
+      column_backward(2.0 * tokens_ * h_ * f * gated_ / t_, h_ * f * gated_ / t_, tokens_ * h_, tokens_ * f * gated_ / t_);
       memory_bound(6.0 * sp_tokens_ * h_);  // norm backward
     }
     tp_backward_enter();
     gemm_backward(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_, tokens_ * h_ / t_, tokens_ * h_);
     attention_core(true);
-    gemm_backward(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_, tokens_ * h_,
-                  tokens_ * (h_ + 2.0 * kv_) / t_);
-    tp_leave();
+    column_backward(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_, tokens_ * h_,
+                    tokens_ * (h_ + 2.0 * kv_) / t_);
     memory_bound(6.0 * sp_tokens_ * h_);
   }
   void moe_backward() {
@@ -358,9 +375,9 @@ class Builder {
       const double shared = static_cast<double>(m_.shared_experts) * width;
       tp_backward_enter();
       gemm_backward(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_, tokens_ * shared / t_, tokens_ * h_);
-      gemm_backward(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_, tokens_ * h_,
-                    tokens_ * shared * gated_ / t_);
-      tp_leave();
+      memory_bound(2.0 * tokens_ * shared * (gated_ + 1.0) / t_);
+      column_backward(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_, tokens_ * h_,
+                      tokens_ * shared * gated_ / t_);
     }
     collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
     gemm_backward(2.0 * routed * width * h_, local_experts * width * h_, routed * width, routed * h_);
@@ -403,10 +420,31 @@ class Builder {
   }
   void issue_reductions(double dense, double expert) {
     const CollectiveOp op = p_.zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-    outstanding_.push_back(collective(dp_, op, dense * bpe_, LlmComm::kDp, false));
-    outstanding_.push_back(collective(edp_, op, expert * bpe_, LlmComm::kDp, false));
+    outstanding_.push_back(collective(dp_, op, dense * kGradBytes, LlmComm::kDp, false));
+    outstanding_.push_back(collective(edp_, op, expert * kGradBytes, LlmComm::kDp, false));
   }
-  // ZeRO-3: a layer's parameters gathered before each use, one layer ahead.
+  // ZeRO-3: a layer's parameters gathered before each use, one layer ahead:
+  // layer i's gather was issued when layer `i` - 1 started (the first one's
+  // now), and layer `next`'s is issued as layer i starts.
+  void layer_params(int chunk, int i, int next) {
+    const int layer = layer_index(chunk, i);
+    if (p_.zero < 3) {
+      gather_for_use(slot(chunk, i), dense_params(layer), expert_params(layer));
+      return;
+    }
+    auto issue = [&](int j) -> std::array<std::uint32_t, 2> {
+      const int l = layer_index(chunk, j);
+      return {collective(dp_, CollectiveOp::kAllGather, dense_params(l) * bpe_, LlmComm::kDp, false),
+              collective(edp_, CollectiveOp::kAllGather, expert_params(l) * bpe_, LlmComm::kDp, false)};
+    };
+    std::array<std::uint32_t, 2>& mine = param_ready_[slot(chunk, i)];
+    if (mine[0] == WorkGraph::kNone && mine[1] == WorkGraph::kNone) mine = issue(i);
+    if (next >= 0) param_ready_[slot(chunk, next)] = issue(next);
+    for (std::uint32_t& n : mine) {
+      gate(n);
+      n = WorkGraph::kNone;
+    }
+  }
   void gather_for_use(std::size_t s, double dense, double expert) {
     if (p_.zero < 3) {
       // The previous step's gathers (ZeRO 1-2), once per step.
@@ -453,7 +491,7 @@ class Builder {
     for (int i = 0; i < per_chunk_; ++i) {
       const int layer = layer_index(op.chunk, i);
       layer_ = layer;
-      gather_for_use(slot(op.chunk, i), dense_params(layer), expert_params(layer));
+      layer_params(op.chunk, i, i + 1 < per_chunk_ ? i + 1 : -1);
       layer_forward(layer);
     }
     layer_ = -1;
@@ -480,8 +518,7 @@ class Builder {
   void lm_head_backward() {
     const double v = job_.padded_vocab();
     compute(0.0, 2.0 * tokens_ * v / t_ * 4.0, 1.0);
-    gemm_backward(2.0 * tokens_ * h_ * v / t_, h_ * v / t_, tokens_ * h_, tokens_ * v / t_);
-    tp_leave();
+    column_backward(2.0 * tokens_ * h_ * v / t_, h_ * v / t_, tokens_ * h_, tokens_ * v / t_);
     memory_bound(6.0 * sp_tokens_ * h_);
   }
 
@@ -501,7 +538,7 @@ class Builder {
     for (int i = per_chunk_ - 1; i >= 0; --i) {
       const int layer = layer_index(op.chunk, i);
       layer_ = layer;
-      gather_for_use(slot(op.chunk, i), dense_params(layer), expert_params(layer));
+      layer_params(op.chunk, i, i - 1);
       recompute(layer);
       pass_ = LlmPass::kBackward;
       layer_backward(layer);
@@ -509,16 +546,18 @@ class Builder {
     }
     layer_ = -1;
     if (first_chunk(op.chunk)) {
+      // The mirror of the forward's reduce-scatter, then the scatter-add.
+      if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, true);
       memory_bound(2.0 * tokens_ * h_);  // embedding gradient (scatter-add)
       if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(embedding_params(), 0.0, last_mb);
     }
     if (last_mb && (first_chunk(op.chunk) || last_chunk(op.chunk)) && emb_) {
       // Tied embeddings across stages: the first and last stage sum their
       // gradients of the shared matrix, then each reduces it over dp.
-      const std::uint32_t sum = collective(emb_, CollectiveOp::kAllReduce, embedding_params() * bpe_, LlmComm::kDp, false);
+      const std::uint32_t sum = collective(emb_, CollectiveOp::kAllReduce, embedding_params() * kGradBytes, LlmComm::kDp, false);
       const std::uint32_t deps[1] = {sum};
       const CollectiveOp op2 = p_.zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-      outstanding_.push_back(collective(dp_, op2, embedding_params() * bpe_, LlmComm::kDp, false, deps));
+      outstanding_.push_back(collective(dp_, op2, embedding_params() * kGradBytes, LlmComm::kDp, false, deps));
     }
     PipeOp sent = op;
     const ChunkPos prev = previous_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk);

@@ -71,6 +71,7 @@ class LlmJob {
  public:
   // Checks the plan (check_plan) against the shape and the topology's NPUs.
   LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options = {});
+  LlmJob(TransformerShape, ParallelPlan, const Topology&&, LlmOptions = {}) = delete;  // it keeps the topology
 
   // Rank r's graph: its stage's passes in schedule order. Its collectives
   // run over topology dimensions where a group is whole dimensions and every

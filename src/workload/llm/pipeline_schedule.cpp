@@ -23,12 +23,13 @@ PipeOp virtual_op(int k, int pp, int v, bool backward) {
 
 std::vector<PipeOp> pipeline_order(PipeSchedule schedule, int pp, int stage, int m, int v) {
   std::vector<PipeOp> out;
-  if (schedule == PipeSchedule::kGpipe || pp == 1) {
+  if (schedule == PipeSchedule::kGpipe && pp > 1) {
     for (int mb = 0; mb < m; ++mb) out.push_back({0, mb, false});
     for (int mb = 0; mb < m; ++mb) out.push_back({0, mb, true});
     return out;
   }
-  if (schedule == PipeSchedule::k1F1B) v = 1;
+  // One stage runs each micro-batch's backward right after its forward.
+  if (schedule != PipeSchedule::kInterleaved) v = 1;
   const int total = m * v;
   int warmup = 0;
   if (v == 1) {
