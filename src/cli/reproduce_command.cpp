@@ -1,6 +1,7 @@
 // `acesim reproduce STUDY`: ace-isca21 (the ACE paper's evaluation, on all
 // cores), astra-sim-2.0 (ASTRA-sim's example microbenchmarks side by side)
-// or nccl-tests (the GPU presets against published nccl-tests tables).
+// nccl-tests (the GPU presets against published nccl-tests tables) or
+// megatron (LLM training against Megatron-LM's DGX A100 throughput).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"
 #include "reproduce/astra_microbenchmarks.h"
+#include "reproduce/megatron.h"
 #include "reproduce/nccl_tests.h"
 
 namespace acesim::cli {
@@ -62,11 +64,21 @@ int run_nccl_study(const Options& o) {
   return kExitOk;
 }
 
+int run_megatron_study(const Options& o) {
+  const std::string out = o.out.empty() ? "megatron" : o.out;
+  const MegatronStudy study = run_megatron(o.data);
+  write_megatron(study, out);
+  std::printf("%s", megatron_tables(study).c_str());
+  std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int run(const Options& o) {
   if (o.study == "astra-sim-2.0") return run_astra(o);
   if (o.study == "nccl-tests") return run_nccl_study(o);
+  if (o.study == "megatron") return run_megatron_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -108,10 +120,11 @@ std::function<int()> add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "reproduce",
-      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0 and nccl-tests (docs/validation.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests")->required();
+      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests and megatron "
+      "(docs/validation.md)");
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
-  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests: the repository's test data directory")->capture_default_str();
+  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron: the repository's test data directory")->capture_default_str();
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
   c->add_option("--workloads", o->workloads, "from resnet50,gnmt,dlrm (default: all)");

@@ -92,6 +92,7 @@ TEST_F(ReproduceCli, BadInput) {
   expect_bad_input({"reproduce", "ace-isca21", "--sizes", "16,20"}, {"--sizes", "'20'"});
   expect_bad_input({"reproduce", "ace-isca21", "--workloads", "resnet50,bert"}, {"--workloads", "'bert'"});
   expect_bad_input({"reproduce", "ace-isca21", "--jobs", "0"}, {"--jobs", "1..1024"});
+  expect_bad_input({"reproduce", "megatron", "--data", "/nonexistent"}, {"/nonexistent/megatron/table1.csv", "cannot open"});
 }
 
 }  // namespace
