@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "config/input_error.h"
 #include "workload/llm/pipeline_schedule.h"
 
 namespace acesim {
@@ -48,6 +49,17 @@ std::string_view to_string(LlmPass p) {
 LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options)
     : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_) {
   check_plan(plan_, shape_, topo_.num_npus());
+  // About 60 nodes per layer and micro-batch (forward, backward, their
+  // collectives); a rank's graph beyond this would not fit in memory.
+  constexpr double kMaxNodes = 50e6;
+  const double nodes = 60.0 * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() * options_.iterations;
+  if (nodes > kMaxNodes) {
+    throw InputError("parallel plan: a rank would run about " + std::to_string(static_cast<long long>(nodes)) +
+                     " graph nodes (" + std::to_string(plan_.micro_batches()) + " micro-batches x " +
+                     std::to_string(layers_per_chunk() * plan_.virtual_stages) + " layers per stage x " +
+                     std::to_string(options_.iterations) + " iterations), more than 50000000: fewer micro-batches, "
+                     "more stages or fewer iterations");
+  }
 }
 
 double LlmJob::padded_vocab() const {

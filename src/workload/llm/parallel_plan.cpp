@@ -31,10 +31,7 @@ E parse_of(const std::array<std::pair<E, std::string_view>, N>& table, const std
   for (const auto& e : table) {
     if (e.second == text) return e.first;
   }
-  const std::vector<std::string> names = names_of(table);
-  std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw InputError(flag + ": unknown " + what + " '" + text + "'" + suggestion(text, names) + " (" + list + ")");
+  throw InputError(flag + ": unknown " + what + " '" + text + "'" + suggestion(text, names_of(table)));
 }
 
 template <typename E, std::size_t N>
