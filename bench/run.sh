@@ -99,6 +99,9 @@ done
 echo
 echo "== scale (acesim through /usr/bin/time -v; ResNet-50 is ASTRA-sim's data-parallel table, 4 chunks)"
 wl=$here/../tests/data/astra-sim-1.0/workload/Resnet50_DataParallel.txt
+# Llama-3 70B on H100 nodes (tp 8 in a node, pp 8, one micro-batch per stage
+# and replica's turn: 8 per replica), one rank per pipeline stage simulated.
+llm_plan="--model llama3-70b --tp 8 --pp 8 --sequence-parallel --recompute selective --zero 1"
 scale_cases=(
   "resnet50_dp_64|run --platform $here/platforms/resnet_64.yaml --workload $wl --executor ideal --json"
   "resnet50_dp_1024|run --platform $here/platforms/resnet_1024.yaml --workload $wl --executor ideal --json"
@@ -109,6 +112,9 @@ scale_cases=(
   "resnet50_dp_4096 --full|run --platform $here/platforms/torus_4096.yaml --workload $wl --executor ideal --full --json"
   "gpt_tp8xdp512_4096|run --platform $here/platforms/torus_4096.yaml --model gpt --executor ideal --iterations 2 --json"
   "allreduce_1GiB_1048576|collective --platform $here/platforms/torus_1m.yaml --bytes 1GiB --json"
+  "llama70b_tp8pp8_1024|run --platform hgx-h100 --nodes 128 $llm_plan --dp 16 --global-batch 128 --json"
+  "llama70b_tp8pp8_16384|run --platform hgx-h100 --nodes 2048 $llm_plan --dp 256 --global-batch 2048 --json"
+  "llama70b_tp8pp8_1024 --full|run --platform hgx-h100 --nodes 128 $llm_plan --dp 16 --global-batch 128 --full --json"
 )
 scale_rows=()
 if ((have_time)); then
@@ -141,7 +147,8 @@ fi
 
 # Targets: >= 10 M simple events/s; the 1,024-NPU 1 GiB all-reduce (fluid,
 # phase) under 1 s and under 200 MB; ResNet-50 on 64 NPUs under 20 ms, on
-# 65,536 under 1 s, in full on 4,096 under 60 s and 2 GB.
+# 65,536 under 1 s, in full on 4,096 under 60 s and 2 GB; Llama-3 70B on
+# 16,384 GPUs under 1 s, in full on 1,024 under 60 s.
 echo
 echo "== targets"
 missed=0
@@ -169,6 +176,8 @@ for r in "${scale_rows[@]}"; do
   case $name in
     resnet50_dp_64) check "ResNet-50 DP, 64 NPUs (CLI process): wall" "$wall" s 0.02 max ;;
     resnet50_dp_65536) check "ResNet-50 DP, 65,536 NPUs: wall" "$wall" s 1 max ;;
+    llama70b_tp8pp8_16384) check "Llama-3 70B tp 8 pp 8, 16,384 GPUs: wall" "$wall" s 1 max ;;
+    "llama70b_tp8pp8_1024 --full") check "Llama-3 70B tp 8 pp 8, 1,024 GPUs in full: wall" "$wall" s 60 max ;;
     "resnet50_dp_4096 --full")
       check "ResNet-50 DP, 4,096 NPUs in full: wall" "$wall" s 60 max
       check "ResNet-50 DP, 4,096 NPUs in full: peak RSS" "$(awk -v v="$rss" 'BEGIN { printf "%.1f", v / 1024 }')" MB 2048 max ;;
