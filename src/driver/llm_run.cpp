@@ -26,7 +26,7 @@ struct Timing {
 class LlmRecorder final : public GraphObserver {
  public:
   LlmRecorder(const std::vector<const LlmRankGraph*>& graphs, const std::vector<Rank>& followed, int iterations)
-      : graphs_(graphs), followed_(followed), ends_(static_cast<std::size_t>(iterations), 0) {
+      : graphs_(graphs), ends_(static_cast<std::size_t>(iterations), 0) {
     timings_.resize(followed.size());
     for (std::size_t i = 0; i < followed.size(); ++i) {
       index_[followed[i]] = i;
@@ -63,7 +63,6 @@ class LlmRecorder final : public GraphObserver {
 
  private:
   const std::vector<const LlmRankGraph*>& graphs_;
-  const std::vector<Rank>& followed_;
   std::map<Rank, std::size_t> index_;
   std::vector<std::vector<Timing>> timings_;
   std::vector<TimePs> ends_;

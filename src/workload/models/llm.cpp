@@ -150,8 +150,10 @@ bool boolean(const YAML::Node& n, const std::string& file, const char* key) {
 
 }  // namespace
 
-TransformerShape read_transformer_file(const std::string& path) {
-  const YAML::Node root = yaml::parse(read_text_file(path), path);
+TransformerShape read_transformer_file(const std::string& path) { return parse_transformer_yaml(read_text_file(path), path); }
+
+TransformerShape parse_transformer_yaml(std::string_view text, const std::string& path) {
+  const YAML::Node root = yaml::parse(text, path);
   if (!root.IsMap()) throw_input_error(path, yaml::line_of(root), "(top level)", "expected a map of model keys");
   yaml::check_map(root, path, "",
                   {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab", "activation",

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "topology/topology.h"
@@ -69,6 +70,8 @@ const std::vector<TransformerShape>& builtin_transformer_shapes();
 // experts, top_k, moe_ffn_hidden, shared_experts, moe_every,
 // first_dense_layers). Throws InputError naming the file, line and key.
 TransformerShape read_transformer_file(const std::string& path);
+// The same from a file's text; `path` names it in messages.
+TransformerShape parse_transformer_yaml(std::string_view text, const std::string& path);
 
 // The transformer with Megatron-LM tensor parallelism over model_dims and
 // data parallelism over the rest, as the built-in `gpt`. Throws InputError
