@@ -163,8 +163,10 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   TransformerShape m;
   m.name = root["name"] ? yaml::scalar(root["name"], path, "name") : path;
   m.source = path;
-  m.layers = positive(root, "layers", path);
-  m.hidden = positive(root, "hidden", path);
+  // Layers are walked one by one (parameters, memory): at most 100,000;
+  // the default ffn_hidden of 4 x hidden stays within 2^30.
+  m.layers = bounded(root, "layers", path, 1, 100000, "100000");
+  m.hidden = bounded(root, "hidden", path, 1, 1LL << 28, "2^28");
   m.heads = positive(root, "heads", path);
   m.kv_heads = root["kv_heads"] ? positive(root, "kv_heads", path) : m.heads;
   m.ffn_hidden = root["ffn_hidden"] ? positive(root, "ffn_hidden", path) : 4 * m.hidden;
