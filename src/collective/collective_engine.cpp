@@ -47,6 +47,7 @@ CollectiveEngine::CollectiveEngine(Simulation& sim, const Topology& topo, Networ
 
 void CollectiveEngine::set_representatives(std::vector<Rank> ranks) {
   if (!collectives_.empty()) throw std::logic_error("set_representatives after collectives were created");
+  if (rep_ >= 0 || ranks.empty()) throw std::logic_error("set_representatives: one representative is set, or none given");
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   rep_slot_.assign(static_cast<std::size_t>(topo_.num_npus()), -1);
@@ -59,6 +60,7 @@ void CollectiveEngine::set_representatives(std::vector<Rank> ranks) {
 
 void CollectiveEngine::set_representative(Rank rank) {
   if (!collectives_.empty()) throw std::logic_error("set_representative after collectives were created");
+  if (!reps_.empty()) throw std::logic_error("set_representative: several representatives are set");
   if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("representative rank out of range");
   rep_ = rank;
 }
@@ -498,7 +500,7 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
   // Several representatives: the groups like this one (of no representative).
   const double replicas = rep_ >= 0    ? static_cast<double>(ph.full_instances)
                           : reps_.empty() ? 1.0
-                                          : static_cast<double>(topo_.num_npus()) /
+                                          : static_cast<double>(topo_.num_npus()) * static_cast<double>(c.participants) /
                                                 (static_cast<double>(reps_.size()) * static_cast<double>(c.group_npus));
   // NCCL's hop latency stands for the endpoint's per-step delay.
   const TimePs step_ps = c.nccl ? c.nccl->step_ps : cfg_.endpoint_delay_ps;

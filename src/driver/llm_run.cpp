@@ -72,26 +72,25 @@ class LlmRecorder final : public GraphObserver {
 
 // How many ranks a run simulates (docs/performance.md, "Symmetry"):
 //   one      a single stage on a symmetric platform: rank 0 stands for all
-//   stages   one rank per pipeline stage, each group it is in run whole on
-//            its links; the groups of no representative are taken to run
-//            the same on links of their own, which holds on fabrics of
-//            switches, rails and full meshes (no link shared by two groups)
+//   stages   one rank per pipeline stage (its context-parallel ring with
+//            context parallelism, whose messages stay among them), each
+//            group they are in run whole on its links; the groups of no
+//            representative are taken to run the same on links of their
+//            own, which holds on fabrics of switches, rails and full meshes
+//            (no link shared by two groups)
 //   full     every rank
+// Graph nodes held at once over all simulated ranks (about 100 bytes each).
+constexpr double kMaxTotalNodes = 300e6;
+
 struct Mode {
   enum Kind { kOne, kStages, kFull } kind = kFull;
   std::string why;  // full: the reason
 };
 
 Mode choose_mode(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options) {
-  if (options.full) return {Mode::kFull, "--full"};
+  if (options.full) return {Mode::kFull, ""};
   const ParallelPlan& p = job.plan();
-  if (p.cp > 1) return {Mode::kFull, "context-parallel ring messages"};
-  for (const DimensionSpec& d : platform.dims) {
-    if (d.npus > 1 && !(d.kind == DimKind::kSwitch || d.kind == DimKind::kFullyConnected || d.kind.name() == "rail")) {
-      return {Mode::kFull, "a " + std::string(d.kind.name()) + " dimension may carry several groups on one link"};
-    }
-  }
-  if (p.pp == 1 && asymmetry_reason(platform).empty()) {
+  if (p.pp == 1 && p.cp == 1 && asymmetry_reason(platform).empty()) {
     const LlmRankGraph g0 = job.build(0);
     bool whole = true;
     for (std::uint32_t i = 0; i < g0.graph.size() && whole; ++i) {
@@ -99,6 +98,11 @@ Mode choose_mode(const PlatformConfig& platform, const LlmJob& job, const LlmRun
       whole = n.kind != WorkNodeKind::kCollective || g0.graph.collective(n.payload).members.empty();
     }
     if (whole) return {Mode::kOne, ""};
+  }
+  for (const DimensionSpec& d : platform.dims) {
+    if (d.npus > 1 && !(d.kind == DimKind::kSwitch || d.kind == DimKind::kFullyConnected || d.kind.name() == "rail")) {
+      return {Mode::kFull, "a " + std::string(d.kind.name()) + " dimension may carry several groups on one link"};
+    }
   }
   return {Mode::kStages, ""};
 }
@@ -191,11 +195,15 @@ void summarise(LlmReport& rep, const PlatformConfig& platform, const LlmJob& job
   for (const LlmStageReport& s : rep.stages) {
     rep.compute_ps += s.compute_ps;
     rep.pipeline_bubble_ps += s.bubble_ps;
+    rep.other_idle_ps += s.other_idle_ps;
+    rep.stage_iteration_ps += s.iteration_ps;
     for (int k = 0; k < kLlmCommKinds; ++k) rep.exposed_ps[k] += s.exposed_ps[k];
   }
   const auto mean = [n](TimePs v) { return static_cast<TimePs>(v / static_cast<TimePs>(n)); };
   rep.compute_ps = mean(rep.compute_ps);
   rep.pipeline_bubble_ps = mean(rep.pipeline_bubble_ps);
+  rep.other_idle_ps = mean(rep.other_idle_ps);
+  rep.stage_iteration_ps = mean(rep.stage_iteration_ps);
   for (TimePs& v : rep.exposed_ps) v = mean(v);
   rep.model_flops_per_gpu = job.model_flops_per_gpu();
   if (rep.iteration_ps > 0) {
@@ -237,10 +245,21 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   }
   options.progress.stage("building");
   const Mode mode = choose_mode(platform, job, options);
-  std::vector<Rank> followed;
-  for (int s = 0; s < (mode.kind == Mode::kOne ? 1 : plan.pp); ++s) followed.push_back(job.layout().in_stage(0, s));
+  std::vector<Rank> followed, simulated;
+  for (int s = 0; s < (mode.kind == Mode::kOne ? 1 : plan.pp); ++s) {
+    followed.push_back(job.layout().in_stage(0, s));
+    for (Rank r : job.layout().cp_group(followed.back())) simulated.push_back(r);
+  }
+  const double ranks_built = mode.kind == Mode::kFull ? static_cast<double>(topo.num_npus()) : static_cast<double>(simulated.size());
+  if (job.estimated_nodes_per_rank() * ranks_built > kMaxTotalNodes) {
+    throw InputError("the simulation would hold about " + std::to_string(static_cast<long long>(job.estimated_nodes_per_rank() * ranks_built)) +
+                     " graph nodes over " + std::to_string(static_cast<long long>(ranks_built)) + " ranks (" +
+                     (mode.kind != Mode::kFull ? std::string("one rank per stage") : mode.why.empty() ? std::string("--full") : "full: " + mode.why) +
+                     "), more than 300000000: fewer micro-batches or iterations" +
+                     (options.full ? ", or without --full" : ""));
+  }
   std::unique_ptr<PlatformInstance> owned =
-      mode.kind == Mode::kStages ? std::make_unique<PlatformInstance>(platform, followed)
+      mode.kind == Mode::kStages ? std::make_unique<PlatformInstance>(platform, simulated)
                                  : std::make_unique<PlatformInstance>(platform, mode.kind == Mode::kOne);
   PlatformInstance& pi = *owned;
   // One graph per rank the executor knows (all, with several
@@ -251,7 +270,7 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   std::vector<const LlmRankGraph*> graphs(static_cast<std::size_t>(ranks), &empty);
   std::vector<const WorkGraph*> per_rank(static_cast<std::size_t>(ranks), &empty.graph);
   for (Rank r = 0; r < ranks; ++r) {
-    if (mode.kind == Mode::kStages && std::find(followed.begin(), followed.end(), r) == followed.end()) continue;
+    if (mode.kind == Mode::kStages && std::find(simulated.begin(), simulated.end(), r) == simulated.end()) continue;
     built[static_cast<std::size_t>(r)] = std::make_unique<LlmRankGraph>(job.build(r, mode.kind == Mode::kStages));
     graphs[static_cast<std::size_t>(r)] = built[static_cast<std::size_t>(r)].get();
     per_rank[static_cast<std::size_t>(r)] = &built[static_cast<std::size_t>(r)]->graph;
@@ -274,10 +293,10 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   rep.executor = platform.npu.executor;
   rep.plan = describe_plan(plan);
   rep.npus = topo.num_npus();
-  rep.simulated_ranks = mode.kind == Mode::kFull ? topo.num_npus() : static_cast<long long>(followed.size());
+  rep.simulated_ranks = mode.kind == Mode::kFull ? topo.num_npus() : static_cast<long long>(simulated.size());
   rep.simulation = mode.kind == Mode::kOne      ? "symmetric"
                    : mode.kind == Mode::kStages ? "one rank per pipeline stage, its groups whole"
-                                                : "full: " + mode.why;
+                                                : mode.why.empty() ? "full (--full)" : "full: " + mode.why;
   rep.iterations = iterations;
   rep.memory = worst;
   rep.hbm_capacity_GB = hbm_GB;

@@ -65,10 +65,14 @@ struct LlmReport {
   double model_flops_per_gpu = 0.0;
   double tflops_per_gpu = 0.0;
   double mfu = 0.0;
-  // Means over the stages' followed ranks.
+  // Means over the stages' followed ranks, each over its own measured
+  // iteration (optimizer step to optimizer step): they add up to
+  // stage_iteration_ps.
+  TimePs stage_iteration_ps = 0;
   TimePs compute_ps = 0;
   TimePs pipeline_bubble_ps = 0;
   TimePs exposed_ps[kLlmCommKinds] = {};
+  TimePs other_idle_ps = 0;
   std::vector<LlmStageReport> stages;
   MemoryBreakdown memory;  // the stage that needs most
   double hbm_capacity_GB = 0.0;  // 0: unknown

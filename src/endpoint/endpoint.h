@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -80,8 +81,12 @@ class Endpoints {
   void set_representative(Rank rank) { rep_ = rank; }
   // Several representatives (CollectiveEngine::set_representatives).
   void set_representatives(const std::vector<Rank>& ranks) {
+    if (rep_ >= 0) throw std::logic_error("set_representatives: one representative is set");
     reps_.assign(static_cast<std::size_t>(topo_.num_npus()), 0);
-    for (Rank r : ranks) reps_[static_cast<std::size_t>(r)] = 1;
+    for (Rank r : ranks) {
+      if (r < 0 || r >= topo_.num_npus()) throw std::logic_error("representative rank out of range");
+      reps_[static_cast<std::size_t>(r)] = 1;
+    }
   }
   bool simulated(Rank r) const {
     return !reps_.empty() ? reps_[static_cast<std::size_t>(r)] != 0 : rep_ < 0 || r == rep_;

@@ -29,8 +29,9 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
   out += fmt::format("# acesim run: {} on {} GPUs: {}\n", r.model, r.npus, r.plan);
   out += fmt::format("# platform: {} ({}), executor {}\n", describe_platform(platform), platform.source, r.executor);
   out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
-  const TimePs it = r.iteration_ps;
-  out += fmt::format("iteration time        {:>12.3f} ms\n", ms(it));
+  out += fmt::format("iteration time        {:>12.3f} ms\n", ms(r.iteration_ps));
+  // The parts are means over the stages, each of its own iteration.
+  const TimePs it = r.stage_iteration_ps;
   out += fmt::format("model TFLOP/s per GPU {:>12.1f}      MFU {:.1f}% (Megatron-LM's count)\n", r.tflops_per_gpu,
                      100.0 * r.mfu);
   out += fmt::format("compute               {:>12.3f} ms  {:>6}\n", ms(r.compute_ps), pct(r.compute_ps, it));
@@ -39,6 +40,7 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
     out += fmt::format("exposed {:<2} comm       {:>12.3f} ms  {:>6}\n", to_string(k), ms(exposed(r.exposed_ps, k)),
                        pct(exposed(r.exposed_ps, k), it));
   }
+  out += fmt::format("other idle            {:>12.3f} ms  {:>6}\n", ms(r.other_idle_ps), pct(r.other_idle_ps, it));
   out += fmt::format("memory per GPU        {}\n", format_memory(r.memory, r.hbm_capacity_GB));
   out += "\n# per pipeline stage (its first rank), measured iteration, ms; memory per GPU, GB\n";
   out += fmt::format("# {:>5} {:>6} {:>10} {:>10} {:>9}", "stage", "rank", "iteration", "compute", "bubble");
@@ -132,6 +134,8 @@ nlohmann::json llm_json(const LlmReport& r) {
           {"compute_ns", ns(r.compute_ps)},
           {"pipeline_bubble_ns", ns(r.pipeline_bubble_ps)},
           {"exposed_comm_ns", exposed_ns},
+          {"other_idle_ns", ns(r.other_idle_ps)},
+          {"stage_iteration_time_ns", ns(r.stage_iteration_ps)},
           {"memory_per_gpu_bytes", r.memory.total_bytes()},
           {"memory", memory_json(r)},
           {"stages", stages},

@@ -176,6 +176,24 @@ TEST(LlmPlanChecks, AGoodPlanPasses) {
   EXPECT_NO_THROW(check_plan(moe, small_moe(), 8));
 }
 
+// The overlap flags apply where Megatron-LM's do something.
+TEST(LlmPlanChecks, OverlapFlagsOnlyWhereTheyApply) {
+  const TransformerShape dense = small_dense();
+  ParallelPlan p = plan(2, 1, 4);
+  p.overlap_param_gather = true;
+  expect_refused(p, dense, 8, {"--overlap-param-gather", "--zero 1 or 2", "ZeRO 0"});
+  p.zero = 3;
+  expect_refused(p, dense, 8, {"--overlap-param-gather", "ZeRO 3"});
+  p.zero = 1;
+  EXPECT_NO_THROW(check_plan(p, dense, 8));
+  p.overlap_param_gather = false;
+  p.overlap_grad_reduce = true;
+  p.zero = 2;
+  expect_refused(p, dense, 8, {"--overlap-grad-reduce", "--zero 0 or 1", "ZeRO 2"});
+  p.zero = 0;
+  EXPECT_NO_THROW(check_plan(p, dense, 8));
+}
+
 TEST(LlmPlanChecks, EveryErrorNamesTheNumbers) {
   const TransformerShape dense = small_dense();
   const TransformerShape moe = small_moe();

@@ -101,6 +101,46 @@ TEST(LlmRun, SymmetricPlanEqualsTheFullSimulation) {
   expect_symmetry_exact(grid, pl);
 }
 
+// One rank per pipeline stage (and its context-parallel ring), each group
+// run whole: the same picoseconds as every rank, on HGX H100 nodes (NVSwitch
+// and rails, NCCL's model) with the sm executor.
+void expect_stages_exact(const PlatformConfig& p, const ParallelPlan& pl, long long simulated) {
+  const Topology topo(p.dims);
+  const LlmJob job(small(4), pl, topo);
+  const LlmReport stages = run_llm(p, job);
+  LlmRunOptions o;
+  o.full = true;
+  const LlmReport full = run_llm(p, job, o);
+  EXPECT_EQ(stages.simulation, "one rank per pipeline stage, its groups whole");
+  EXPECT_EQ(stages.simulated_ranks, simulated);
+  EXPECT_EQ(full.simulation, "full (--full)");
+  ASSERT_GT(stages.iteration_ps, 0);
+  EXPECT_EQ(stages.iteration_end_ps, full.iteration_end_ps);
+  EXPECT_EQ(stages.pipeline_bubble_ps, full.pipeline_bubble_ps);
+  for (int k = 0; k < kLlmCommKinds; ++k) EXPECT_EQ(stages.exposed_ps[k], full.exposed_ps[k]) << k;
+  EXPECT_EQ(stages.compute_ps, full.compute_ps);
+  expect_stages_add_up(stages);
+}
+
+TEST(LlmRun, OneRankPerStageEqualsTheFullSimulation) {
+  // tp 4 (two groups a node), pp 2, dp 2 over the rails, ZeRO 1 with both
+  // overlaps: 16 GPUs, 2 simulated.
+  ParallelPlan a = plan(4, 2, 2, 8);
+  a.sequence_parallel = true;
+  a.zero = 1;
+  a.overlap_grad_reduce = true;
+  a.overlap_param_gather = true;
+  expect_stages_exact(hgx_h100(2), a, 2);
+  // Context parallelism: each stage's cp ring is simulated (2 x 2 ranks).
+  ParallelPlan c = plan(2, 2, 2, 8);
+  c.cp = 2;
+  c.sequence_parallel = true;
+  expect_stages_exact(hgx_h100(2), c, 4);
+  // One stage across nodes (NCCL's rings and trees over the rails): rank 0
+  // and its groups whole.
+  expect_stages_exact(hgx_h100(2), plan(8, 1, 2, 4), 1);
+}
+
 // A pipeline of 4 stages, 2 layers each, on a switch so fast that messages
 // take no time; the ideal executor (communication costs the compute
 // nothing). A vocabulary of 128 keeps the LM head's stage as fast as the

@@ -49,10 +49,9 @@ std::string_view to_string(LlmPass p) {
 LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options)
     : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_) {
   check_plan(plan_, shape_, topo_.num_npus());
-  // About 60 nodes per layer and micro-batch (forward, backward, their
-  // collectives); a rank's graph beyond this would not fit in memory.
+  // A rank's graph beyond this would not fit in memory.
   constexpr double kMaxNodes = 50e6;
-  const double nodes = 60.0 * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() * options_.iterations;
+  const double nodes = estimated_nodes_per_rank();
   if (nodes > kMaxNodes) {
     throw InputError("parallel plan: a rank would run about " + std::to_string(static_cast<long long>(nodes)) +
                      " graph nodes (" + std::to_string(plan_.micro_batches()) + " micro-batches x " +
@@ -484,7 +483,11 @@ class Builder {
     if (!peer.valid()) return;
     PipeOp as_peer = op;
     as_peer.chunk = peer.chunk;
-    const std::uint32_t deps[1] = {last_compute_};
+    // The activation (or gradient) is ready once the kernels and the
+    // blocking collectives that produce it are done (a forward ends in the
+    // tensor-parallel reduction or the MoE combine).
+    std::vector<std::uint32_t> deps = gate_;
+    deps.push_back(last_compute_);
     send(job_.layout().in_stage(r_, peer.stage), pp_tag(as_peer), pp_bytes(), LlmComm::kPp, deps);
   }
 

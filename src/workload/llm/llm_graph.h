@@ -91,6 +91,11 @@ class LlmJob {
   // The vocabulary Megatron-LM pads to a multiple of 128 x tp.
   double padded_vocab() const;
   int layers_per_chunk() const { return shape_.layers / (plan_.pp * plan_.virtual_stages); }
+  // About how many nodes one rank's graph holds (60 per layer and
+  // micro-batch: forward, backward and their collectives).
+  double estimated_nodes_per_rank() const {
+    return 60.0 * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() * options_.iterations;
+  }
 
  private:
   TransformerShape shape_;

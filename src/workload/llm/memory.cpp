@@ -128,6 +128,7 @@ double micro_batches_in_flight(const ParallelPlan& p, int stage) {
     // chunk forwards, and one more in the steady state; each chunk is 1/v of
     // the stage's layers. Stage 0: pp (1 + (pp - 1) / (pp v)) (Korthikanti §4.2.3).
     const double v = p.virtual_stages;
+    if (p.micro_batches() == p.pp) return m;  // every forward first (Megatron-Core's all-warm-up case)
     const double chunks = 2.0 * (p.pp - stage - 1) + (v - 1.0) * p.pp + 1.0;
     return std::min(chunks, m * v) / v;
   }

@@ -108,6 +108,12 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
     bad("--cp " + n(p.cp) + " needs --attention fused (context parallelism runs on fused attention)");
   }
   if (p.zero < 0 || p.zero > 3) bad("--zero must be 0, 1, 2 or 3, got " + n(p.zero));
+  if (p.overlap_param_gather && (p.zero == 0 || p.zero == 3)) {
+    bad("--overlap-param-gather applies to --zero 1 or 2 (ZeRO " + n(p.zero) + " gathers no parameters after the step)");
+  }
+  if (p.overlap_grad_reduce && p.zero >= 2) {
+    bad("--overlap-grad-reduce applies to --zero 0 or 1 (ZeRO " + n(p.zero) + " reduces every micro-batch's gradients as they come)");
+  }
   if (p.micro_batch < 1) bad("--micro-batch must be >= 1, got " + n(p.micro_batch));
   const long long per_step = static_cast<long long>(p.micro_batch) * p.dp;
   if (p.global_batch < 0 || (p.global_batch > 0 && p.global_batch % per_step != 0)) {
