@@ -1,7 +1,8 @@
 // `acesim reproduce STUDY`: ace-isca21 (the ACE paper's evaluation, on all
 // cores), astra-sim-2.0 (ASTRA-sim's example microbenchmarks side by side)
 // nccl-tests (the GPU presets against published nccl-tests tables) or
-// megatron (LLM training against Megatron-LM's DGX A100 throughput).
+// megatron (LLM training against Megatron-LM's DGX A100 throughput) or
+// llm-offload (what ACE buys for LLM training on hgx-h100 clusters).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"
 #include "reproduce/astra_microbenchmarks.h"
+#include "reproduce/llm_offload.h"
 #include "reproduce/megatron.h"
 #include "reproduce/nccl_tests.h"
 
@@ -28,6 +30,7 @@ struct Options {
   int jobs = 0;
   std::string sizes;
   std::string workloads;
+  long long max_gpus = 0;
   bool no_sensitivity = false;
   bool no_plots = false;
   CLI::Option* jobs_option = nullptr;
@@ -73,22 +76,43 @@ int run_megatron_study(const Options& o) {
   return kExitOk;
 }
 
+int default_jobs(const Options& o) {
+  if (o.jobs_option->count() > 0) {
+    if (o.jobs < 1 || o.jobs > 1024) throw InputError("--jobs: must be in 1..1024, got " + std::to_string(o.jobs));
+    return o.jobs;
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores > 0 ? static_cast<int>(cores) : 1;
+}
+
+int run_llm_offload_study(const Options& o) {
+  OffloadOptions r;
+  if (!o.workloads.empty()) r.workloads = split_list("--workloads", o.workloads);
+  if (o.max_gpus < 0) throw InputError("--max-gpus: must be positive, got " + std::to_string(o.max_gpus));
+  r.max_gpus = o.max_gpus;
+  r.jobs = default_jobs(o);
+  r.progress = o.progress.off ? nullptr : stderr;
+  const std::string out = o.out.empty() ? "llm-offload" : o.out;
+  const std::vector<OffloadPoint> points = run_llm_offload(r);
+  const bool plots = write_llm_offload(points, out, !o.no_plots, stderr);
+  std::printf("%s", llm_offload_tables(points).c_str());
+  std::printf("wrote %s/results.csv, %s/report.md%s\n", out.c_str(), out.c_str(),
+              plots ? (", " + out + "/speedup.png and " + out + "/breakdown.png").c_str() : "");
+  return kExitOk;
+}
+
 int run(const Options& o) {
   if (o.study == "astra-sim-2.0") return run_astra(o);
+  if (o.study == "llm-offload") return run_llm_offload_study(o);
   if (o.study == "nccl-tests") return run_nccl_study(o);
   if (o.study == "megatron") return run_megatron_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "llm-offload"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
   r.out_dir = o.out.empty() ? "ace-isca21" : o.out;
-  const unsigned cores = std::thread::hardware_concurrency();
-  r.jobs = cores > 0 ? static_cast<int>(cores) : 1;
-  if (o.jobs_option->count() > 0) {
-    if (o.jobs < 1 || o.jobs > 1024) throw InputError("--jobs: must be in 1..1024, got " + std::to_string(o.jobs));
-    r.jobs = o.jobs;
-  }
+  r.jobs = default_jobs(o);
   if (!o.sizes.empty()) {
     r.sizes.clear();
     for (const std::string& s : split_list("--sizes", o.sizes)) {
@@ -121,13 +145,15 @@ std::function<int()> add_reproduce_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "reproduce",
       "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests and megatron "
-      "(docs/validation.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron")->required();
+      "(docs/validation.md), llm-offload (docs/llm-offload.md)");
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | llm-offload")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
   c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron: the repository's test data directory")->capture_default_str();
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
-  c->add_option("--workloads", o->workloads, "from resnet50,gnmt,dlrm (default: all)");
+  c->add_option("--workloads", o->workloads, "ace-isca21: from resnet50,gnmt,dlrm; llm-offload: from llama3-70b-zero1,llama3-70b-zero3,"
+                 "mixtral-8x7b-ep8,llama3-8b-tp8 (default: all)");
+  c->add_option("--max-gpus", o->max_gpus, "llm-offload: leave out the sizes above this many GPUs");
   c->add_flag("--no-sensitivity", o->no_sensitivity, "skip the sensitivity studies");
   c->add_flag("--no-plots", o->no_plots, "skip the PNG plots");
   add_progress_options(c, o->progress);

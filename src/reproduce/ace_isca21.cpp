@@ -13,6 +13,7 @@
 
 #include "config/embedded.h"
 #include "config/input_error.h"
+#include "reproduce/plot_script.h"
 #include "workload/formats/astra_workload.h"
 #include "workload/models/models.h"
 
@@ -335,25 +336,7 @@ void write_report(const ReproOptions& o, const std::vector<ReproResult>& grid, c
 }
 
 bool make_plots(const std::string& dir, std::FILE* progress) {
-  const std::string script = (std::filesystem::path(dir) / "plot_reproduction.py").string();
-  {
-    std::ofstream f(script);
-    if (!f) return false;
-    f << embedded_file("scripts/plot_reproduction.py");
-  }
-  // Debian's interpreter: that is where python3-matplotlib is installed.
-  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  const std::string cmd = python + " '" + script + "' '" + dir + "' 2>&1";
-  std::FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return false;
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
-  const int rc = ::pclose(pipe);
-  if (rc != 0 && progress != nullptr) {
-    std::fprintf(progress, "reproduce: warning: plots not made (%s): %s", python.c_str(), out.c_str());
-  }
-  return rc == 0;
+  return run_plot_script(dir, "scripts/plot_reproduction.py", progress);
 }
 
 // The sensitivity studies: ResNet-50 on 64 NPUs, one parameter varied at a
