@@ -50,9 +50,10 @@ ParallelPlan point_plan(const OffloadWorkload& w, long long gpus) {
   p.schedule = PipeSchedule::k1F1B;
   p.recompute = Recompute::kSelective;
   // Megatron-LM's overlap of the distributed optimizer's communication with
-  // compute; ZeRO 3 prefetches its gathers regardless.
-  p.overlap_grad_reduce = true;
-  p.overlap_param_gather = true;
+  // compute (ZeRO 1); ZeRO 3 reduces every micro-batch's gradients as they
+  // come and prefetches its gathers regardless.
+  p.overlap_grad_reduce = p.zero <= 1;
+  p.overlap_param_gather = p.zero == 1 || p.zero == 2;
   return p;
 }
 
@@ -241,7 +242,7 @@ std::vector<OffloadPoint> run_llm_offload(const OffloadOptions& o) {
 std::string llm_offload_settings() {
   return fmt::format("--platform {} --nodes GPUs/{} --micro-batch 1 --global-batch m*dp (m = {} x pp micro-batches "
                      "per replica; {} without a pipeline) --schedule 1f1b --recompute selective "
-                     "--overlap-grad-reduce --overlap-param-gather --iterations 2 --precision bf16 "
+                     "--overlap-grad-reduce --overlap-param-gather (ZeRO 1) --iterations 2 --precision bf16 "
                      "--compare sm,ace,ideal",
                      kPreset, kGpusPerNode, kMicroBatchesPerStage, kMicroBatchesWithoutPipeline);
 }
