@@ -106,10 +106,13 @@ struct TrainingRequest {
     bool overlap_grad_reduce = false;
     bool overlap_param_gather = false;
     bool allow_oom = false;
+    // Also write the job as Chakra traces PREFIX.<rank>.et and
+    // PREFIX.groups.json (workload/llm/llm_chakra.h).
+    std::string chakra_out;
     bool given() const {
       return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || sequence_parallel ||
              !schedule.empty() || !recompute.empty() || !attention.empty() || overlap_grad_reduce ||
-             overlap_param_gather || allow_oom;
+             overlap_param_gather || allow_oom || !chakra_out.empty();
     }
   } llm;
 };

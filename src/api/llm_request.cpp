@@ -5,6 +5,7 @@
 
 #include "config/input_error.h"
 #include "config/units.h"
+#include "workload/llm/llm_chakra.h"
 #include "workload/llm/llm_graph.h"
 
 namespace acesim::api {
@@ -93,6 +94,7 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
     lo.iterations = *o.iterations;
   }
   const LlmJob job(shape, llm_plan(o.llm, shape, topo), topo, lo);
+  if (!o.llm.chakra_out.empty()) check_chakra_export_ranks(topo.num_npus());
   LlmRunOptions ro;
   ro.full = o.platform.full;
   ro.allow_oom = o.llm.allow_oom;
@@ -104,6 +106,8 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
     ro.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
     run.llm.push_back(run_llm(p, job, ro));
   }
+  // After the runs, so that a plan they refuse (memory) writes nothing.
+  if (!o.llm.chakra_out.empty()) export_llm_chakra(job, topo, run.platform.npu, o.llm.chakra_out);
 }
 
 }  // namespace acesim::api

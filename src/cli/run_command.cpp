@@ -138,6 +138,10 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
   c->add_flag("--overlap-grad-reduce", l.overlap_grad_reduce, "reduce gradients during the last micro-batch's backward (Megatron-LM's flag)")->group(group);
   c->add_flag("--overlap-param-gather", l.overlap_param_gather, "with --zero 1/2: gather parameters under the next forward (Megatron-LM's flag)")->group(group);
   c->add_flag("--allow-oom", l.allow_oom, "run a plan whose memory exceeds the GPU's HBM (reported, not refused)")->group(group);
+  c->add_option("--chakra-out", l.chakra_out,
+                "also write the job as Chakra traces PREFIX.<rank>.et and PREFIX.groups.json (at most 4096 ranks)")
+      ->check(non_empty())
+      ->group(group);
 }
 
 void write_llm_outputs(const Options& o, const api::TrainingRun& run) {

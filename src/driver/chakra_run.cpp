@@ -302,9 +302,16 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   long long npus = 1;
   for (const DimensionSpec& d : platform.dims) npus *= d.npus;
   check_chakra_traces(traces, npus);
-  if (options.groups != nullptr) check_chakra_groups(traces, *options.groups);
+  // The groups as bound: whole ones listed where instances differ.
+  ChakraGroups bound;
+  if (options.groups != nullptr) {
+    check_chakra_groups(traces, *options.groups);
+    bound = *options.groups;
+    list_divergent_groups(traces, bound);
+  }
+  const ChakraGroups* groups = options.groups != nullptr ? &bound : nullptr;
   std::string asymmetry = asymmetry_reason(platform);
-  if (asymmetry.empty()) asymmetry = chakra_asymmetry(traces, options.groups);
+  if (asymmetry.empty()) asymmetry = chakra_asymmetry(traces, groups);
   if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
   const bool symmetric = !options.full && asymmetry.empty();
 
@@ -318,7 +325,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   // trace repeated for --iterations; each node labelled with its iteration.
   ChakraBinding binding;
   binding.roofline = options.roofline;
-  binding.groups = options.groups;
+  binding.groups = groups;
   const int passes = std::max(1, options.iterations);
   const Rank ranks = pi.collectives.simulated_ranks();
   std::vector<chakra::Trace> repeated;

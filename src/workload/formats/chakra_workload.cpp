@@ -1,7 +1,9 @@
 #include "workload/formats/chakra_workload.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -49,8 +51,8 @@ bool same_group(const chakra::Node& a, const chakra::Node& b, const ChakraGroups
   if (groups == nullptr || a.pg_name.empty() || b.pg_name.empty()) return false;
   const auto ga = groups->find(a.pg_name);
   const auto gb = groups->find(b.pg_name);
-  return ga != groups->end() && gb != groups->end() && ga->second.whole && gb->second.whole &&
-         ga->second.dims == gb->second.dims;
+  return ga != groups->end() && gb != groups->end() && ga->second.whole && gb->second.whole && !ga->second.listed &&
+         !gb->second.listed && ga->second.dims == gb->second.dims;
 }
 
 bool same_node(const chakra::Node& a, const chakra::Node& b, const ChakraGroups* groups) {
@@ -105,6 +107,35 @@ ChakraGroups read_chakra_groups(const std::string& path, const Topology& topo) {
   return groups;
 }
 
+namespace {
+
+// One collective as the executor pairs it: type, size, root.
+using CollKey = std::tuple<int, std::uint64_t, std::int64_t>;
+
+// A rank's collectives over whole groups, per set of dimensions, in file order.
+std::map<std::vector<int>, std::vector<CollKey>> whole_sequences(const chakra::Trace& t, const ChakraGroups& groups) {
+  std::map<std::vector<int>, std::vector<CollKey>> out;
+  for (const chakra::Node& n : t.nodes) {
+    if (n.type != NodeType::kCommColl || n.pg_name.empty()) continue;
+    const auto g = groups.find(n.pg_name);
+    if (g == groups.end() || !g->second.whole) continue;
+    out[g->second.dims].emplace_back(static_cast<int>(*n.comm_type), n.comm_size.value_or(0), n.comm_root.value_or(-1));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool list_divergent_groups(const std::vector<chakra::Trace>& traces, ChakraGroups& groups) {
+  if (traces.empty()) return false;
+  const auto first = whole_sequences(traces[0], groups);
+  bool differ = false;
+  for (std::size_t r = 1; r < traces.size() && !differ; ++r) differ = whole_sequences(traces[r], groups) != first;
+  if (!differ) return false;
+  for (auto& [name, g] : groups) g.listed = g.whole;
+  return true;
+}
+
 void check_chakra_groups(const std::vector<chakra::Trace>& traces, const ChakraGroups& groups) {
   for (std::size_t r = 0; r < traces.size(); ++r) {
     for (const chakra::Node& n : traces[r].nodes) {
@@ -134,6 +165,7 @@ std::string chakra_asymmetry(const std::vector<chakra::Trace>& traces, const Cha
   }
   for (const auto& [name, g] : groups != nullptr ? *groups : ChakraGroups{}) {
     if (!g.whole) return "group '" + name + "' is not whole topology dimensions";
+    if (g.listed) return "ranks issue different collectives over the dimensions of group '" + name + "'";
   }
   std::unordered_map<std::uint64_t, std::size_t> pos0;
   for (std::size_t i = 0; i < t0.nodes.size(); ++i) pos0.emplace(t0.nodes[i].id, i);
@@ -160,7 +192,9 @@ std::string where(const chakra::Trace& t, const chakra::Node& n) { return fmt::f
 
 Kernel kernel_of(const chakra::Node& n, bool roofline) {
   Kernel k;
-  if (roofline && n.type == NodeType::kComp && n.num_ops && *n.num_ops > 0.0) {
+  // A node with no FLOPs but HBM bytes (a memory-bound kernel, as exported
+  // LLM jobs have) is roofline work too.
+  if (roofline && n.type == NodeType::kComp && n.num_ops && (*n.num_ops > 0.0 || n.tensor_size.value_or(0) > 0)) {
     k.flops = *n.num_ops;
     k.hbm_bytes = n.tensor_size ? static_cast<double>(*n.tensor_size) : 0.0;
     return k;
@@ -277,7 +311,8 @@ WorkGraph chakra_graph(const chakra::Trace& t, const Topology& topo, const Chakr
     } else if (node.type == NodeType::kCommColl) {
       CollectiveSpec c;
       const ChakraGroup* listed = nullptr;
-      if (b.groups != nullptr && !node.pg_name.empty() && !b.groups->at(node.pg_name).whole) {
+      if (b.groups != nullptr && !node.pg_name.empty() &&
+          (!b.groups->at(node.pg_name).whole || b.groups->at(node.pg_name).listed)) {
         listed = &b.groups->at(node.pg_name);
       }
       c.dims = collective_dims(t, node, topo, b);

@@ -24,11 +24,23 @@ struct ChakraGroup {
   std::vector<Rank> ranks;  // sorted
   std::vector<int> dims;    // the dimensions along which its ranks differ
   bool whole = true;        // ranks are exactly the NPUs of `dims` around ranks[0]
+  bool listed = false;      // whole, but run as its listed ranks (list_divergent_groups)
 };
 using ChakraGroups = std::map<std::string, ChakraGroup>;
 // Throws InputError naming the file and group: bad JSON, ranks out of range
 // or repeated.
 ChakraGroups read_chakra_groups(const std::string& path, const Topology& topo);
+
+// A collective over whole dimensions is one collective across every
+// instance of those dimensions (the executor pairs the k-th collective each
+// rank issues over them). That holds only when every rank issues the same
+// collectives over them: when some rank's sequence (type, size and root, in
+// file order) over whole groups of some dimensions differs from another's,
+// as pipeline stages' do, the instances are not one program, and every
+// whole group (of any dimensions) is marked `listed`: it runs as its listed
+// ranks, a communicator of its own, as groups that are not whole do.
+// Returns whether it marked any.
+bool list_divergent_groups(const std::vector<chakra::Trace>& traces, ChakraGroups& groups);
 
 // Every collective's pg_name is a group of `groups` that has its rank.
 // Throws InputError naming the file and node.

@@ -1,0 +1,233 @@
+// LLM jobs as Chakra traces (llm_chakra.h).
+#include "workload/llm/llm_chakra.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "chakra/trace_writer.h"
+#include "config/input_error.h"
+
+namespace acesim {
+namespace {
+
+using chakra::CommType;
+using chakra::NodeType;
+
+CommType comm_type_of(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return CommType::kAllReduce;
+    case CollectiveOp::kReduceScatter: return CommType::kReduceScatter;
+    case CollectiveOp::kAllGather: return CommType::kAllGather;
+    case CollectiveOp::kAllToAll: return CommType::kAllToAll;
+    default: break;
+  }
+  // The LLM generator issues no rooted collective; their root would need
+  // mapping from a group position to a rank.
+  throw std::logic_error("Chakra export: rooted collectives are not exported");
+}
+
+// Whole bytes, as the format counts them (the generator's sizes are whole
+// for the models' shapes; a fraction is rounded to the nearest byte).
+std::uint64_t whole_bytes(double bytes) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes))); }
+
+// Names every distinct set of ranks a collective runs on, across all ranks'
+// traces: "<kind>_<n>" after the first kind that uses it.
+class GroupNames {
+ public:
+  explicit GroupNames(const Topology& topo) : topo_(topo) {}
+
+  const std::string& name(Rank r, const CollectiveSpec& c, LlmComm kind) {
+    if (!c.members.empty()) return name_of(c.members, kind);
+    const std::uint32_t mask = dims_mask(c.dims, topo_);
+    const auto key = std::make_pair(r, mask);
+    auto it = by_rank_dims_.find(key);
+    if (it == by_rank_dims_.end()) it = by_rank_dims_.emplace(key, name_of(ranks_along(r, mask), kind)).first;
+    return it->second;
+  }
+
+  nlohmann::json json() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [ranks, name] : names_) j[name] = ranks;
+    return j;
+  }
+  long long size() const { return static_cast<long long>(names_.size()); }
+
+ private:
+  // The NPUs that differ from r only along the dimensions of `mask`.
+  std::vector<Rank> ranks_along(Rank r, std::uint32_t mask) const {
+    // Start from the member with coordinate 0 along every spanned dimension
+    // and sweep them, lowest dimension fastest.
+    Rank first = r;
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      if ((mask >> d) & 1u) first = topo_.with_coord(first, d, 0);
+    }
+    std::vector<Rank> out = {first};
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      if (((mask >> d) & 1u) == 0) continue;
+      const std::size_t n = out.size();
+      for (int v = 1; v < topo_.dim(d).npus; ++v) {
+        for (std::size_t i = 0; i < n; ++i) out.push_back(topo_.with_coord(out[i], d, v));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  const std::string& name_of(const std::vector<Rank>& ranks, LlmComm kind) {
+    auto it = names_.find(ranks);
+    if (it == names_.end()) {
+      const std::string k(to_string(kind));
+      it = names_.emplace(ranks, fmt::format("{}_{}", k, count_[k]++)).first;
+    }
+    return it->second;
+  }
+
+  const Topology& topo_;
+  std::map<std::vector<Rank>, std::string> names_;
+  std::map<std::pair<Rank, std::uint32_t>, std::string> by_rank_dims_;
+  std::map<std::string, int> count_;
+};
+
+std::string node_name(const LlmNodeTag& t, std::string_view what) {
+  std::string s = fmt::format("iter{} {}", t.iteration, to_string(t.pass));
+  if (t.micro_batch >= 0) s += fmt::format(" mb{}", t.micro_batch);
+  if (t.chunk > 0) s += fmt::format(" chunk{}", t.chunk);
+  if (t.layer >= 0) s += fmt::format(" layer{}", t.layer);
+  return s + " " + std::string(what);
+}
+
+// Node i of the graph as node i of the trace (dependencies added later).
+chakra::Node convert(const LlmRankGraph& g, std::uint32_t i, Rank r, const NpuConfig& npu, GroupNames& groups,
+                     const Topology& topo) {
+  const WorkGraph& wg = g.graph;
+  const GraphNode& gn = wg.node(i);
+  const LlmNodeTag& tag = g.tags[i];
+  chakra::Node n;
+  n.id = i;
+  switch (gn.kind) {
+    case WorkNodeKind::kCompute: {
+      const Kernel& k = wg.kernel(gn.payload);
+      n.type = NodeType::kComp;
+      n.num_ops = k.flops / k.flops_efficiency;
+      n.tensor_size = whole_bytes(k.hbm_bytes / k.hbm_efficiency);
+      const double seconds = std::max(k.flops / k.flops_efficiency / npu.peak_flops(),
+                                      k.hbm_bytes / k.hbm_efficiency / (npu.hbm_GBps * 1e9));
+      n.duration_micros = static_cast<std::uint64_t>(std::ceil(seconds * 1e6));
+      n.name = node_name(tag, "kernel");
+      break;
+    }
+    case WorkNodeKind::kCollective: {
+      const CollectiveSpec& c = wg.collective(gn.payload);
+      n.type = NodeType::kCommColl;
+      n.comm_type = comm_type_of(c.op);
+      n.pg_name = groups.name(r, c, tag.comm);
+      long long size = static_cast<long long>(c.members.size());
+      if (c.members.empty()) {
+        size = 1;
+        for (int d = 0; d < topo.num_dims(); ++d) {
+          if ((dims_mask(c.dims, topo) >> d) & 1u) size *= topo.dim(d).npus;
+        }
+      }
+      // Chakra's comm_size is a rank's input: an all-gather's is its share.
+      n.comm_size = whole_bytes(c.op == CollectiveOp::kAllGather ? c.bytes / static_cast<double>(size) : c.bytes);
+      n.name = node_name(tag, fmt::format("{} {}", to_string(tag.comm), chakra::to_string(*n.comm_type)));
+      break;
+    }
+    case WorkNodeKind::kSend:
+    case WorkNodeKind::kRecv: {
+      const MessageSpec& m = wg.message(gn.payload);
+      const bool send = gn.kind == WorkNodeKind::kSend;
+      n.type = send ? NodeType::kCommSend : NodeType::kCommRecv;
+      n.comm_src = send ? r : m.peer;
+      n.comm_dst = send ? m.peer : r;
+      n.comm_tag = m.tag;
+      n.comm_size = whole_bytes(m.bytes);
+      n.name = node_name(tag, fmt::format("{} {} {}", to_string(tag.comm), send ? "send to" : "recv from", m.peer));
+      break;
+    }
+    case WorkNodeKind::kNop:
+      n.type = NodeType::kMetadata;
+      n.name = node_name(tag, "step");
+      break;
+    case WorkNodeKind::kCpu:
+    case WorkNodeKind::kWait:
+      throw std::logic_error("Chakra export: the LLM generator made a node the format has no counterpart for");
+  }
+  return n;
+}
+
+// Rank r's trace: its graph node for node, then the iteration markers.
+chakra::Trace rank_trace(const LlmRankGraph& g, Rank r, int iterations, const NpuConfig& npu, GroupNames& groups,
+                         const Topology& topo) {
+  const WorkGraph& wg = g.graph;
+  const std::uint32_t n = wg.size();
+  chakra::Trace t;
+  t.nodes.reserve(n + static_cast<std::size_t>(iterations));
+  for (std::uint32_t i = 0; i < n; ++i) t.nodes.push_back(convert(g, i, r, npu, groups, topo));
+  const auto iteration = [&](std::uint32_t i) { return std::min(g.tags[i].iteration, iterations - 1); };
+  // Dependencies: the graph's edges, parent to child; a node is an entry of
+  // its iteration when none of its parents is in that iteration.
+  std::vector<bool> entry(n, true);
+  for (std::uint32_t p = 0; p < n; ++p) {
+    for (std::uint32_t e = wg.child_begin(p); e < wg.child_end(p); ++e) {
+      const std::uint32_t c = wg.child(e);
+      std::vector<std::uint64_t>& deps = t.nodes[c].data_deps;
+      if (std::find(deps.begin(), deps.end(), p) == deps.end()) deps.push_back(p);
+      if (iteration(p) == iteration(c)) entry[c] = false;
+    }
+  }
+  // ProfilerStep#k: a marker done at once (no dependency), which the entries
+  // of iteration k (k >= 1) follow; iteration 0's nodes follow none, which
+  // puts them in the first iteration too.
+  for (int k = 0; k < iterations; ++k) {
+    chakra::Node m;
+    m.id = n + static_cast<std::uint64_t>(k);
+    m.type = NodeType::kMetadata;
+    m.name = fmt::format("ProfilerStep#{}", k);
+    t.nodes.push_back(std::move(m));
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (entry[i] && iteration(i) > 0) t.nodes[i].ctrl_deps.push_back(n + static_cast<std::uint64_t>(iteration(i)));
+  }
+  return t;
+}
+
+}  // namespace
+
+void check_chakra_export_ranks(long long ranks) {
+  if (ranks > kMaxChakraExportRanks) {
+    throw InputError(fmt::format("--chakra-out: the job has {} ranks; exporting writes one trace per rank, at most {}",
+                                 ranks, kMaxChakraExportRanks));
+  }
+}
+
+ChakraExportSummary export_llm_chakra(const LlmJob& job, const Topology& topo, const NpuConfig& npu,
+                                      const std::string& prefix) {
+  const long long ranks = topo.num_npus();
+  check_chakra_export_ranks(ranks);
+  ChakraExportSummary s;
+  s.ranks = ranks;
+  GroupNames groups(topo);
+  const int iterations = job.options().iterations;
+  for (Rank r = 0; r < ranks; ++r) {
+    const LlmRankGraph g = job.build(r);
+    chakra::Trace t = rank_trace(g, r, iterations, npu, groups, topo);
+    s.nodes += static_cast<long long>(t.nodes.size());
+    chakra::write_trace_file(t, fmt::format("{}.{}.et", prefix, r));
+  }
+  const std::string path = prefix + ".groups.json";
+  std::ofstream f(path);
+  f << groups.json().dump() << '\n';
+  if (!f) throw InputError(path + ": cannot write");
+  s.groups = groups.size();
+  return s;
+}
+
+}  // namespace acesim
