@@ -571,6 +571,7 @@ class Builder {
       // gradients of the shared matrix, then each reduces it over dp.
       const std::uint32_t sum = collective(emb_, CollectiveOp::kAllReduce, embedding_params() * kGradBytes, LlmComm::kDp, false);
       const std::uint32_t deps[1] = {sum};
+      outstanding_.push_back(sum);  // the step waits for it even without data parallelism
       const CollectiveOp op2 = p_.zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       outstanding_.push_back(collective(dp_, op2, embedding_params() * kGradBytes, LlmComm::kDp, false, deps));
     }
