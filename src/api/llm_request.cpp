@@ -35,17 +35,7 @@ std::optional<TransformerShape> llm_shape(const TrainingRequest& o, const std::s
   if (model != "gpt") {
     throw InputError("--tp/--pp/--dp/... apply to transformer models (gpt, the LLMs, model files), not '" + model + "'");
   }
-  const ModelOptions d;
-  TransformerShape m;
-  m.name = "gpt";
-  m.layers = d.gpt_layers;
-  m.hidden = d.gpt_hidden;
-  m.heads = d.gpt_heads;
-  m.kv_heads = d.gpt_heads;
-  m.ffn_hidden = 4 * d.gpt_hidden;
-  m.seq = d.gpt_seq;
-  m.vocab = d.gpt_vocab;
-  return m;
+  return gpt_shape(ModelOptions{});
 }
 
 ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, const Topology& topo) {

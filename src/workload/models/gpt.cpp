@@ -170,10 +170,9 @@ Workload build_transformer(const TransformerShape& m, const ModelOptions& opt, c
 
 }  // namespace acesim
 
-namespace acesim::models {
-namespace {
+namespace acesim {
 
-Workload build_gpt(const ModelOptions& opt, const Topology& topo) {
+TransformerShape gpt_shape(const ModelOptions& opt) {
   TransformerShape m;
   m.name = "gpt";
   m.layers = opt.gpt_layers;
@@ -184,8 +183,15 @@ Workload build_gpt(const ModelOptions& opt, const Topology& topo) {
   m.seq = opt.gpt_seq;
   m.vocab = opt.gpt_vocab;
   m.default_batch = 8;
-  return build_transformer(m, opt, topo);
+  return m;
 }
+
+}  // namespace acesim
+
+namespace acesim::models {
+namespace {
+
+Workload build_gpt(const ModelOptions& opt, const Topology& topo) { return build_transformer(gpt_shape(opt), opt, topo); }
 
 }  // namespace
 

@@ -62,6 +62,9 @@ struct TransformerShape {
   double active_parameters() const;
 };
 
+// The built-in `gpt`'s shape from the options' gpt_* fields.
+TransformerShape gpt_shape(const ModelOptions& opt);
+
 // The built-in LLMs' shapes (models gpt3-175b, llama3-8b, ...).
 const std::vector<TransformerShape>& builtin_transformer_shapes();
 
