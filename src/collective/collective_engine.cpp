@@ -163,47 +163,55 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
 void CollectiveEngine::plan_explicit(Collective& c) {
   const std::vector<Rank>& m = c.req.members;
   if (rep_ >= 0) throw std::invalid_argument("a collective over listed ranks needs a full simulation");
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    if (m[i] < 0 || m[i] >= topo_.num_npus()) {
-      throw std::invalid_argument("collective member " + std::to_string(m[i]) + " is not a rank of the topology's " +
-                                  std::to_string(topo_.num_npus()) + " NPUs");
+  auto known = group_index_.find(m);
+  if (known == group_index_.end()) {
+    // A new group: checked, and its shape on the topology kept for the
+    // collectives that follow on it.
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (m[i] < 0 || m[i] >= topo_.num_npus()) {
+        throw std::invalid_argument("collective member " + std::to_string(m[i]) + " is not a rank of the topology's " +
+                                    std::to_string(topo_.num_npus()) + " NPUs");
+      }
+      if (i > 0 && m[i] <= m[i - 1]) throw std::invalid_argument("collective members must be ascending and distinct");
     }
-    if (i > 0 && m[i] <= m[i - 1]) throw std::invalid_argument("collective members must be ascending and distinct");
-  }
-  // The dimensions along which the members differ pick the algorithm.
-  std::vector<int> differ;
-  for (int d = 0; d < topo_.num_dims(); ++d) {
-    for (Rank r : m) {
-      if (topo_.coord(r, d) != topo_.coord(m.front(), d)) {
-        differ.push_back(d);
-        break;
+    GroupShape g;
+    // The dimensions along which the members differ pick the algorithm.
+    for (int d = 0; d < topo_.num_dims(); ++d) {
+      for (Rank r : m) {
+        if (topo_.coord(r, d) != topo_.coord(m.front(), d)) {
+          g.differ.push_back(d);
+          break;
+        }
       }
     }
-  }
-  const long long n = static_cast<long long>(m.size());
-  c.req.dims.clear();
-  c.group_npus = n;
-  c.group_id = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first->second;
-  // A grid of GPUs (the same local GPUs on each of its nodes) runs as NCCL
-  // runs it on a communicator of those ranks: ppn GPUs per node over nnodes.
-  if (cfg_.nccl.enabled && nccl_models(c.req.op)) {
-    std::vector<DimensionSpec> spanned(topo_.dims().begin(), topo_.dims().end());
+    // A grid of GPUs (the same local GPUs on each of its nodes) runs as
+    // NCCL runs it on a communicator of those ranks: ppn GPUs per node over
+    // nnodes.
+    g.spanned.assign(topo_.dims().begin(), topo_.dims().end());
     long long grid = 1;
     for (int d = 0; d < topo_.num_dims(); ++d) {
       std::vector<int> coords;
       for (Rank r : m) coords.push_back(topo_.coord(r, d));
       std::sort(coords.begin(), coords.end());
-      spanned[static_cast<std::size_t>(d)].npus =
+      g.spanned[static_cast<std::size_t>(d)].npus =
           static_cast<int>(std::unique(coords.begin(), coords.end()) - coords.begin());
-      grid *= spanned[static_cast<std::size_t>(d)].npus;
+      grid *= g.spanned[static_cast<std::size_t>(d)].npus;
     }
-    const bool node_and_scale_out = std::all_of(differ.begin(), differ.end(), [](int d) { return d < 2; });
-    if (grid == n && node_and_scale_out) {
-      plan_nccl(c, nccl_view(spanned), differ);
-      if (c.nccl) return;
-    }
+    const bool node_and_scale_out = std::all_of(g.differ.begin(), g.differ.end(), [](int d) { return d < 2; });
+    g.nccl_grid = grid == static_cast<long long>(m.size()) && node_and_scale_out;
+    group_shapes_.push_back(std::move(g));
+    known = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first;
   }
-  c.specs = build_group_plan(c.req.op, group_algorithm(c.req.op, cfg_, differ), n);
+  const long long n = static_cast<long long>(m.size());
+  c.req.dims.clear();
+  c.group_npus = n;
+  c.group_id = known->second;
+  const GroupShape& g = group_shapes_[static_cast<std::size_t>(c.group_id)];
+  if (cfg_.nccl.enabled && nccl_models(c.req.op) && g.nccl_grid) {
+    plan_nccl(c, nccl_view(g.spanned), g.differ);
+    if (c.nccl) return;
+  }
+  c.specs = build_group_plan(c.req.op, group_algorithm(c.req.op, cfg_, g.differ), n);
 }
 
 double CollectiveEngine::fraction_done(CollectiveId id) const {
@@ -287,9 +295,20 @@ void CollectiveEngine::members(const Collective& c, int phase, long long instanc
 void CollectiveEngine::plan_nccl(Collective& c, const NcclView& view, std::span<const int> dims) {
   if (view.nranks < 2) return;  // nothing to move: the usual empty plan
   if (!nccl_runs(view, c.req.op)) return;  // beyond the model's p2p limit: the platform's plan
-  c.nccl = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
+  // NCCL's choice depends on the group, the operation and the size only:
+  // kept for the collectives that repeat them (a training step repeats a
+  // few thousand times).
+  std::uint32_t mask = 0;
+  for (int d : dims) mask |= 1u << d;
+  const auto key = std::make_tuple(c.group_id, c.group_id >= 0 ? 0u : mask, static_cast<int>(c.req.op), c.req.bytes);
+  auto known = nccl_choices_.find(key);
+  if (known == nccl_choices_.end()) {
+    const NcclChoice choice = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
+    known = nccl_choices_.emplace(key, std::make_pair(choice, nccl_kernels(c.req.op, choice, view.nranks, view.ppn))).first;
+  }
+  c.nccl = known->second.first;
   c.nccl_ppn = view.ppn;
-  c.kernels = nccl_kernels(c.req.op, *c.nccl, view.nranks, view.ppn);
+  c.kernels = known->second.second;
   std::vector<int> spanned;
   for (int d : dims) {
     if (topo_.dim(d).npus > 1) spanned.push_back(d);

@@ -216,6 +216,17 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   ShapeCache listed_shapes_;
   std::map<std::tuple<int, int, std::vector<Rank>>, std::uint32_t> listed_index_;
   std::map<std::vector<Rank>, std::int32_t> group_index_;  // explicit groups
+  // Per explicit group (by its index): the dimensions its members differ
+  // in, how many coordinates it spans on each, and whether that is a grid
+  // NCCL's model runs.
+  struct GroupShape {
+    std::vector<int> differ;
+    std::vector<DimensionSpec> spanned;
+    bool nccl_grid = false;
+  };
+  std::vector<GroupShape> group_shapes_;
+  // NCCL's choice and kernels by (explicit group or -1, dimension mask, op, bytes).
+  std::map<std::tuple<std::int32_t, std::uint32_t, int, double>, std::pair<NcclChoice, LibraryKernels>> nccl_choices_;
   // Shapes of NCCL's choices, by (op, algorithm, protocol, channels, dimensions, base rank).
   std::map<std::tuple<int, int, int, int, std::uint32_t, Rank, std::int32_t>, std::unique_ptr<TransferShape>> nccl_shapes_;
   std::deque<Collective> collectives_;

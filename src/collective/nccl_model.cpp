@@ -310,43 +310,55 @@ bool nccl_models(CollectiveOp op) {
          op == CollectiveOp::kAllToAll;
 }
 
-std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, NcclAlgo a) {
-  const std::string what = std::string(to_string(a)) + " " + std::string(to_string(op));
-  if (!nccl_models(op)) return what + ": the NCCL model runs all-reduce, reduce-scatter, all-gather and all-to-all";
+namespace {
+
+// Why NCCL's model cannot run op with algorithm a. With `text` false the
+// reason is left empty: nccl_cost asks for every candidate of every choice.
+std::optional<std::string> unsupported(const NcclView& v, CollectiveOp op, NcclAlgo a, bool text) {
+  const auto why = [&](auto&& reason) -> std::string {
+    return text ? std::string(to_string(a)) + " " + std::string(to_string(op)) + reason() : std::string();
+  };
+  if (!nccl_models(op)) return why([&] { return std::string(": the NCCL model runs all-reduce, reduce-scatter, all-gather and all-to-all"); });
   if (op == CollectiveOp::kAllToAll) {
-    if (a != NcclAlgo::kP2p) return what + ": NCCL runs all-to-all as point-to-point sends; use p2p or auto";
+    if (a != NcclAlgo::kP2p) return why([&] { return std::string(": NCCL runs all-to-all as point-to-point sends; use p2p or auto"); });
     if (v.nranks > kMaxP2pRanks) {
-      return what + ": " + std::to_string(v.nranks) + " ranks have too many pairs to simulate one by one (at most " +
-             std::to_string(kMaxP2pRanks) + "); use --library acesim";
+      return why([&] { return std::string(": " + std::to_string(v.nranks) + " ranks have too many pairs to simulate one by one (at most " +
+             std::to_string(kMaxP2pRanks) + "); use --library acesim"); });
     }
     return std::nullopt;
   }
-  if (a == NcclAlgo::kP2p) return what + ": p2p runs all-to-all only; use ring or auto";
-  if (a == NcclAlgo::kTree && op != CollectiveOp::kAllReduce) return what + ": NCCL's tree runs all-reduce only; use ring";
+  if (a == NcclAlgo::kP2p) return why([&] { return std::string(": p2p runs all-to-all only; use ring or auto"); });
+  if (a == NcclAlgo::kTree && op != CollectiveOp::kAllReduce) return why([&] { return std::string(": NCCL's tree runs all-reduce only; use ring"); });
   if (a == NcclAlgo::kNvls) {
     if (!v.nvls) {
-      return what + ": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree";
+      return why([&] { return std::string(": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree"); });
     }
-    if (op != CollectiveOp::kAllReduce) return what + ": NVLS is modelled for all-reduce only; use ring";
+    if (op != CollectiveOp::kAllReduce) return why([&] { return std::string(": NVLS is modelled for all-reduce only; use ring"); });
     if (v.nnodes > 1) {
-      return what + ": NVLS across nodes needs CollNet, which is not modelled; use nvls-tree, ring or tree";
+      return why([&] { return std::string(": NVLS across nodes needs CollNet, which is not modelled; use nvls-tree, ring or tree"); });
     }
   }
   if (a == NcclAlgo::kNvlsTree) {
     if (!v.nvls) {
-      return what + ": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree";
+      return why([&] { return std::string(": needs an NVSwitch node domain marked `nvls: true` (dimension 0, kind switch); use ring or tree"); });
     }
-    if (op != CollectiveOp::kAllReduce) return what + ": NCCL's NVLS-tree runs all-reduce only; use ring";
-    if (v.nnodes < 2) return what + ": NCCL disables NVLS-tree on one node; use nvls";
+    if (op != CollectiveOp::kAllReduce) return why([&] { return std::string(": NCCL's NVLS-tree runs all-reduce only; use ring"); });
+    if (v.nnodes < 2) return why([&] { return std::string(": NCCL disables NVLS-tree on one node; use nvls"); });
   }
   if (a == NcclAlgo::kCollNetDirect || a == NcclAlgo::kCollNetChain) {
-    if (v.nnodes < 2) return what + ": CollNet reduces in the network, across nodes; use ring, tree or nvls";
+    if (v.nnodes < 2) return why([&] { return std::string(": CollNet reduces in the network, across nodes; use ring, tree or nvls"); });
     if (!v.collnet) {
-      return what + ": needs a scale-out marked `sharp: true` (dimension 1, kind switch or rail); use ring or tree";
+      return why([&] { return std::string(": needs a scale-out marked `sharp: true` (dimension 1, kind switch or rail); use ring or tree"); });
     }
-    if (op != CollectiveOp::kAllReduce) return what + ": CollNet is modelled for all-reduce only; use ring";
+    if (op != CollectiveOp::kAllReduce) return why([&] { return std::string(": CollNet is modelled for all-reduce only; use ring"); });
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, NcclAlgo a) {
+  return unsupported(v, op, a, true);
 }
 
 int nccl_default_channels(const NcclView& v, NcclAlgo a) {
@@ -369,7 +381,7 @@ double nccl_wire_factor(NcclProto p) {
 
 std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double bytes, NcclAlgo a, NcclProto p,
                                   int channels) {
-  if (nccl_unsupported(v, op, a) || v.nranks < 2) return std::nullopt;
+  if (unsupported(v, op, a, false) || v.nranks < 2) return std::nullopt;
   if (simple_only(a) && p != NcclProto::kSimple) return std::nullopt;
   if (a == NcclAlgo::kP2p && p == NcclProto::kLL128) return std::nullopt;  // p2p runs LL or Simple
   NcclCost c;

@@ -218,7 +218,7 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
   if (c.members.empty()) {
     mask = dims_mask(c.dims, topo_);
   } else {
-    const auto g = listed_groups_.emplace(c.members, static_cast<std::uint32_t>(listed_groups_.size())).first;
+    const auto g = listed_groups_.try_emplace(c.members, static_cast<std::uint32_t>(listed_groups_.size())).first;
     mask = 0x80000000u | g->second;
   }
   const std::uint32_t seq = rs.coll_seq[mask]++;
