@@ -87,11 +87,11 @@ struct Mode {
   std::string why;  // full: the reason
 };
 
-Mode choose_mode(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options) {
+Mode choose_mode(const PlatformConfig& platform, const StagedJob& job, const LlmRunOptions& options) {
   if (options.full) return {Mode::kFull, ""};
   const ParallelPlan& p = job.plan();
   if (p.pp == 1 && p.cp == 1 && asymmetry_reason(platform).empty()) {
-    const LlmRankGraph g0 = job.build(0);
+    const LlmRankGraph g0 = job.build(0, false);
     bool whole = true;
     for (std::uint32_t i = 0; i < g0.graph.size() && whole; ++i) {
       const GraphNode& n = g0.graph.node(i);
@@ -190,7 +190,7 @@ void collect_spans(LlmReport& rep, const LlmRankGraph& g, const LlmRecorder& rec
   }
 }
 
-void summarise(LlmReport& rep, const PlatformConfig& platform, const LlmJob& job) {
+void summarise(LlmReport& rep, const PlatformConfig& platform, const StagedJob& job) {
   const std::size_t n = rep.stages.size();
   for (const LlmStageReport& s : rep.stages) {
     rep.compute_ps += s.compute_ps;
@@ -206,7 +206,7 @@ void summarise(LlmReport& rep, const PlatformConfig& platform, const LlmJob& job
   rep.stage_iteration_ps = mean(rep.stage_iteration_ps);
   for (TimePs& v : rep.exposed_ps) v = mean(v);
   rep.model_flops_per_gpu = job.model_flops_per_gpu();
-  if (rep.iteration_ps > 0) {
+  if (rep.iteration_ps > 0 && rep.model_flops_per_gpu > 0.0) {
     rep.tflops_per_gpu = rep.model_flops_per_gpu / ps_to_seconds(rep.iteration_ps) / 1e12;
     rep.mfu = rep.tflops_per_gpu * 1e12 / platform.npu.peak_flops();
   }
@@ -214,33 +214,18 @@ void summarise(LlmReport& rep, const PlatformConfig& platform, const LlmJob& job
 
 }  // namespace
 
-std::string describe_plan(const ParallelPlan& p) {
-  std::string s = fmt::format("tp {}, pp {}, dp {}", p.tp, p.pp, p.dp);
-  if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
-  if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
-  if (p.sequence_parallel) s += ", sequence parallel";
-  if (p.zero > 0) s += fmt::format(", ZeRO {}", p.zero);
-  if (p.pp > 1) {
-    s += fmt::format(", {}", to_string(p.schedule));
-    if (p.virtual_stages > 1) s += fmt::format(" x{}", p.virtual_stages);
-  }
-  if (p.recompute != Recompute::kNone) s += fmt::format(", recompute {}", to_string(p.recompute));
-  if (p.attention != AttentionKernel::kFused) s += fmt::format(", {} attention", to_string(p.attention));
-  if (p.overlap_grad_reduce) s += ", overlapped gradient reduction";
-  if (p.overlap_param_gather) s += ", overlapped parameter gather";
-  s += fmt::format(", {} micro-batch{} of {} per replica", p.micro_batches(), p.micro_batches() == 1 ? "" : "es",
-                   p.micro_batch);
-  return s;
-}
-
-LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options) {
+LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const LlmRunOptions& options) {
   const Topology topo(platform.dims);
   const ParallelPlan& plan = job.plan();
-  const int bpe = job.options().bytes_per_element;
-  const MemoryBreakdown worst = worst_stage_memory(job.shape(), plan, bpe, plan.attention);
+  // The stage that needs most memory (the first of equals).
+  std::optional<MemoryBreakdown> worst;
+  for (int s = 0; s < plan.pp; ++s) {
+    const std::optional<MemoryBreakdown> m = job.stage_memory(s);
+    if (m && (!worst || m->total_bytes() > worst->total_bytes())) worst = m;
+  }
   const double hbm_GB = platform.npu.hbm_capacity_GB;
-  if (!options.allow_oom && !fits_in_hbm(worst, hbm_GB)) {
-    throw InputError("the plan does not fit in HBM: " + format_memory(worst, hbm_GB) +
+  if (worst && !options.allow_oom && !fits_in_hbm(*worst, hbm_GB)) {
+    throw InputError("the plan does not fit in HBM: " + format_memory(*worst, hbm_GB) +
                      " (--allow-oom runs it anyway; more --tp/--pp, --zero, --recompute or a smaller --micro-batch need less)");
   }
   options.progress.stage("building");
@@ -275,7 +260,7 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
     graphs[static_cast<std::size_t>(r)] = built[static_cast<std::size_t>(r)].get();
     per_rank[static_cast<std::size_t>(r)] = &built[static_cast<std::size_t>(r)]->graph;
   }
-  const int iterations = job.options().iterations;
+  const int iterations = job.iterations();
   LlmRecorder rec(graphs, followed, iterations);
   GraphRunOptions ro;
   ro.observer = &rec;
@@ -288,10 +273,10 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   pi.endpoints.settle();
 
   LlmReport rep;
-  rep.model = job.shape().name;
+  rep.model = job.name();
   rep.platform = platform.source;
   rep.executor = platform.npu.executor;
-  rep.plan = describe_plan(plan);
+  rep.plan = job.plan_text();
   rep.npus = topo.num_npus();
   rep.simulated_ranks = mode.kind == Mode::kFull ? topo.num_npus() : static_cast<long long>(simulated.size());
   rep.simulation = mode.kind == Mode::kOne      ? "symmetric"
@@ -300,7 +285,7 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   rep.iterations = iterations;
   rep.memory = worst;
   rep.hbm_capacity_GB = hbm_GB;
-  rep.fits = fits_in_hbm(worst, hbm_GB);
+  rep.fits = !worst || fits_in_hbm(*worst, hbm_GB);
   rep.micro_batches = plan.micro_batches();
   rep.iteration_end_ps = rec.ends();
   rep.iteration_ps = rep.iteration_end_ps.back() - (iterations > 1 ? rep.iteration_end_ps[rep.iteration_end_ps.size() - 2] : 0);
@@ -308,7 +293,7 @@ LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRu
   for (std::size_t i = 0; i < followed.size(); ++i) {
     const LlmRankGraph& g = *graphs[static_cast<std::size_t>(followed[i])];
     rep.stages.push_back(analyse_stage(g, rec, i, followed[i], static_cast<int>(i), iterations));
-    rep.stages.back().memory = memory_per_gpu(job.shape(), plan, static_cast<int>(i), bpe, plan.attention);
+    rep.stages.back().memory = job.stage_memory(static_cast<int>(i));
     if (options.trace_ranks > 0) collect_spans(rep, g, rec, i, static_cast<int>(i));
   }
   summarise(rep, platform, job);

@@ -12,6 +12,7 @@
 // after.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "engine/time.h"
 #include "workload/llm/llm_graph.h"
 #include "workload/llm/memory.h"
+#include "workload/llm/staged_job.h"
 
 namespace acesim {
 
@@ -38,7 +40,7 @@ struct LlmStageReport {
   TimePs bubble_ps = 0;
   TimePs exposed_ps[kLlmCommKinds] = {};  // by LlmComm
   TimePs other_idle_ps = 0;               // idle for none of those
-  MemoryBreakdown memory;                 // per GPU of the stage
+  std::optional<MemoryBreakdown> memory;  // per GPU of the stage; none: not modelled
 };
 
 struct LlmSpan {
@@ -74,7 +76,7 @@ struct LlmReport {
   TimePs exposed_ps[kLlmCommKinds] = {};
   TimePs other_idle_ps = 0;
   std::vector<LlmStageReport> stages;
-  MemoryBreakdown memory;  // the stage that needs most
+  std::optional<MemoryBreakdown> memory;  // the stage that needs most; none: not modelled
   double hbm_capacity_GB = 0.0;  // 0: unknown
   bool fits = true;
   std::vector<LlmSpan> spans;  // with trace_ranks
@@ -86,9 +88,6 @@ struct LlmReport {
 // Throws InputError for plans the platform cannot run or whose memory does
 // not fit in its HBM (without allow_oom), and SimulationStuck when the run
 // cannot finish.
-LlmReport run_llm(const PlatformConfig& platform, const LlmJob& job, const LlmRunOptions& options = {});
-
-// "tp 8, pp 8, dp 16, 1f1b, 64 micro-batches of 1" and the like.
-std::string describe_plan(const ParallelPlan& p);
+LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const LlmRunOptions& options = {});
 
 }  // namespace acesim

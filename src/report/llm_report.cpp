@@ -21,6 +21,8 @@ std::string pct(TimePs part, TimePs whole) {
 }
 constexpr LlmComm kKinds[] = {LlmComm::kTp, LlmComm::kCp, LlmComm::kEp, LlmComm::kPp, LlmComm::kDp};
 TimePs exposed(const TimePs (&e)[kLlmCommKinds], LlmComm k) { return e[static_cast<int>(k)]; }
+// A FLOP-based figure, or null where the workload counts no FLOPs.
+nlohmann::json counted(double v) { return v > 0.0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -32,8 +34,12 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
   out += fmt::format("iteration time        {:>12.3f} ms\n", ms(r.iteration_ps));
   // The parts are means over the stages, each of its own iteration.
   const TimePs it = r.stage_iteration_ps;
-  out += fmt::format("model TFLOP/s per GPU {:>12.1f}      MFU {:.1f}% (Megatron-LM's count)\n", r.tflops_per_gpu,
-                     100.0 * r.mfu);
+  if (r.model_flops_per_gpu > 0.0) {
+    out += fmt::format("model TFLOP/s per GPU {:>12.1f}      MFU {:.1f}% (Megatron-LM's count)\n", r.tflops_per_gpu,
+                       100.0 * r.mfu);
+  } else {
+    out += "model TFLOP/s per GPU            -      (the workload gives times, not FLOPs)\n";
+  }
   out += fmt::format("compute               {:>12.3f} ms  {:>6}\n", ms(r.compute_ps), pct(r.compute_ps, it));
   out += fmt::format("pipeline bubble       {:>12.3f} ms  {:>6}\n", ms(r.pipeline_bubble_ps), pct(r.pipeline_bubble_ps, it));
   for (LlmComm k : kKinds) {
@@ -41,7 +47,8 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
                        pct(exposed(r.exposed_ps, k), it));
   }
   out += fmt::format("other idle            {:>12.3f} ms  {:>6}\n", ms(r.other_idle_ps), pct(r.other_idle_ps, it));
-  out += fmt::format("memory per GPU        {}\n", format_memory(r.memory, r.hbm_capacity_GB));
+  out += fmt::format("memory per GPU        {}\n",
+                     r.memory ? format_memory(*r.memory, r.hbm_capacity_GB) : std::string("not modelled (the workload gives none)"));
   out += "\n# per pipeline stage (its first rank), measured iteration, ms; memory per GPU, GB\n";
   out += fmt::format("# {:>5} {:>6} {:>10} {:>10} {:>9}", "stage", "rank", "iteration", "compute", "bubble");
   for (LlmComm k : kKinds) out += fmt::format(" {:>8}", fmt::format("{} comm", to_string(k)));
@@ -50,7 +57,7 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
     out += fmt::format("  {:>5} {:>6} {:>10.3f} {:>10.3f} {:>9.3f}", s.stage, s.rank, ms(s.iteration_ps), ms(s.compute_ps),
                        ms(s.bubble_ps));
     for (LlmComm k : kKinds) out += fmt::format(" {:>8.3f}", ms(exposed(s.exposed_ps, k)));
-    out += fmt::format(" {:>8.3f} {:>8.1f}\n", ms(s.other_idle_ps), s.memory.total_bytes() / 1e9);
+    out += fmt::format(" {:>8.3f} {:>8}\n", ms(s.other_idle_ps), s.memory ? fmt::format("{:.1f}", s.memory->total_bytes() / 1e9) : "-");
   }
   out += fmt::format("\n# {} collectives, {} messages, {} events, {} iteration(s) of {} micro-batch(es)\n", r.collectives,
                      r.messages, r.events, r.iterations, r.micro_batches);
@@ -72,8 +79,10 @@ std::string format_llm_comparison(const std::vector<LlmReport>& runs, const Plat
     out += "\n";
   };
   row("iteration time (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.iteration_ps)); });
-  row("TFLOP/s per GPU", [](const LlmReport& r) { return fmt::format("{:.1f}", r.tflops_per_gpu); });
-  row("MFU", [](const LlmReport& r) { return fmt::format("{:.1f}%", 100.0 * r.mfu); });
+  if (runs[0].model_flops_per_gpu > 0.0) {
+    row("TFLOP/s per GPU", [](const LlmReport& r) { return fmt::format("{:.1f}", r.tflops_per_gpu); });
+    row("MFU", [](const LlmReport& r) { return fmt::format("{:.1f}%", 100.0 * r.mfu); });
+  }
   row("compute (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.compute_ps)); });
   row("pipeline bubble (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.pipeline_bubble_ps)); });
   for (LlmComm k : kKinds) {
@@ -87,7 +96,8 @@ std::string format_llm_comparison(const std::vector<LlmReport>& runs, const Plat
 }
 
 nlohmann::json memory_json(const LlmReport& r) {
-  const MemoryBreakdown& m = r.memory;
+  if (!r.memory) return nullptr;
+  const MemoryBreakdown& m = *r.memory;
   return {{"stage", m.stage},
           {"weights_bytes", m.weights_bytes},
           {"gradients_bytes", m.gradients_bytes},
@@ -112,7 +122,7 @@ nlohmann::json llm_json(const LlmReport& r) {
                       {"pipeline_bubble_ns", ns(s.bubble_ps)},
                       {"exposed_comm_ns", e},
                       {"other_idle_ns", ns(s.other_idle_ps)},
-                      {"memory_per_gpu_bytes", s.memory.total_bytes()}});
+                      {"memory_per_gpu_bytes", s.memory ? nlohmann::json(s.memory->total_bytes()) : nlohmann::json(nullptr)}});
   }
   std::vector<double> ends;
   for (TimePs t : r.iteration_end_ps) ends.push_back(ns(t));
@@ -128,15 +138,15 @@ nlohmann::json llm_json(const LlmReport& r) {
           {"iteration_end_ns", ends},
           {"iteration_time_ns", ns(r.iteration_ps)},
           {"total_time_ns", ns(r.total_ps)},
-          {"model_flops_per_gpu", r.model_flops_per_gpu},
-          {"tflops_per_gpu", r.tflops_per_gpu},
-          {"mfu", r.mfu},
+          {"model_flops_per_gpu", counted(r.model_flops_per_gpu)},
+          {"tflops_per_gpu", counted(r.tflops_per_gpu)},
+          {"mfu", counted(r.mfu)},
           {"compute_ns", ns(r.compute_ps)},
           {"pipeline_bubble_ns", ns(r.pipeline_bubble_ps)},
           {"exposed_comm_ns", exposed_ns},
           {"other_idle_ns", ns(r.other_idle_ps)},
           {"stage_iteration_time_ns", ns(r.stage_iteration_ps)},
-          {"memory_per_gpu_bytes", r.memory.total_bytes()},
+          {"memory_per_gpu_bytes", r.memory ? nlohmann::json(r.memory->total_bytes()) : nlohmann::json(nullptr)},
           {"memory", memory_json(r)},
           {"stages", stages},
           {"collectives", r.collectives},
@@ -161,9 +171,13 @@ void write_llm_csv(const LlmReport& r, const std::string& dir) {
     for (const LlmStageReport& s : r.stages) {
       f << fmt::format("{},{},{},{},{}", s.stage, s.rank, ns(s.iteration_ps), ns(s.compute_ps), ns(s.bubble_ps));
       for (LlmComm k : kKinds) f << fmt::format(",{}", ns(exposed(s.exposed_ps, k)));
-      const MemoryBreakdown& m = s.memory;
-      f << fmt::format(",{},{},{},{},{},{}\n", ns(s.other_idle_ps), m.total_bytes(), m.weights_bytes, m.gradients_bytes,
-                       m.optimizer_bytes, m.activations_bytes);
+      f << fmt::format(",{}", ns(s.other_idle_ps));
+      if (const std::optional<MemoryBreakdown>& m = s.memory) {
+        f << fmt::format(",{},{},{},{},{}\n", m->total_bytes(), m->weights_bytes, m->gradients_bytes, m->optimizer_bytes,
+                         m->activations_bytes);
+      } else {
+        f << ",,,,,\n";  // not modelled
+      }
     }
   }
   if (r.spans.empty()) return;

@@ -61,7 +61,7 @@ OffloadRun simulate(const PlatformConfig& base, const LlmJob& job, const std::st
   PlatformConfig platform = base;
   platform.npu.executor = executor;
   const LlmReport rep = run_llm(platform, job);
-  memory_GB = rep.memory.total_bytes() / 1e9;
+  memory_GB = rep.memory ? rep.memory->total_bytes() / 1e9 : 0.0;
   OffloadRun r;
   r.executor = executor;
   r.iteration_ps = rep.iteration_ps;

@@ -105,7 +105,7 @@ void simulate_row(MegatronRow& r, const std::string& models_dir) {
   r.exposed_dp_ps = rep.exposed_ps[static_cast<int>(LlmComm::kDp)];
   r.exposed_pp_ps = rep.exposed_ps[static_cast<int>(LlmComm::kPp)];
   r.bubble_ps = rep.pipeline_bubble_ps;
-  r.memory_bytes = rep.memory.total_bytes();
+  r.memory_bytes = rep.memory ? rep.memory->total_bytes() : 0.0;
 }
 
 std::string ms(TimePs t) { return fmt::format("{:.1f}", static_cast<double>(t) / 1e9); }

@@ -87,19 +87,7 @@ double LlmJob::model_flops_per_gpu() const {
   return per_sequence * plan_.effective_global_batch() / static_cast<double>(plan_.world());
 }
 
-namespace {
-
-constexpr std::int64_t kCpTagBase = std::int64_t{1} << 40;
-// Gradients are reduced as Megatron-LM keeps them: fp32 main gradients
-// (bf16 training accumulates and all-reduces gradients in fp32).
-constexpr double kGradBytes = 4.0;
-
-// The group a collective runs on: whole topology dimensions when its ranks
-// are all the NPUs of some dimensions around the first and every such group
-// runs the same program (`listed` false: one pipeline stage), else the
-// listed ranks (NCCL's model still runs them as a communicator of those
-// ranks, collective_engine.h).
-std::optional<CollectiveSpec> group_spec(const std::vector<Rank>& ranks, const Topology& topo, bool listed) {
+std::optional<CollectiveSpec> llm_group_spec(const std::vector<Rank>& ranks, const Topology& topo, bool listed) {
   if (ranks.size() <= 1) return std::nullopt;
   CollectiveSpec spec;
   if (listed) {
@@ -123,6 +111,13 @@ std::optional<CollectiveSpec> group_spec(const std::vector<Rank>& ranks, const T
   return spec;
 }
 
+namespace {
+
+constexpr std::int64_t kCpTagBase = std::int64_t{1} << 40;
+// Gradients are reduced as Megatron-LM keeps them: fp32 main gradients
+// (bf16 training accumulates and all-reduces gradients in fp32).
+constexpr double kGradBytes = 4.0;
+
 class Builder {
  public:
   Builder(const LlmJob& job, const Topology& topo, Rank r, bool listed)
@@ -138,12 +133,12 @@ class Builder {
     gated_ = m_.swiglu ? 2.0 : 1.0;
     // Stages run different programs: their groups are listed.
     listed = listed || p_.pp > 1;
-    tp_ = group_spec(l.tp_group(r), topo, listed);
-    dp_ = group_spec(l.dp_group(r), topo, listed);
-    edp_ = group_spec(l.expert_dp_group(r), topo, listed);
-    ep_ = group_spec(l.ep_group(r), topo, listed);
+    tp_ = llm_group_spec(l.tp_group(r), topo, listed);
+    dp_ = llm_group_spec(l.dp_group(r), topo, listed);
+    edp_ = llm_group_spec(l.expert_dp_group(r), topo, listed);
+    ep_ = llm_group_spec(l.ep_group(r), topo, listed);
     if (p_.pp > 1 && m_.tied_embeddings && (stage_ == 0 || stage_ == p_.pp - 1)) {
-      emb_ = group_spec({l.in_stage(r, 0), l.in_stage(r, p_.pp - 1)}, topo, true);
+      emb_ = llm_group_spec({l.in_stage(r, 0), l.in_stage(r, p_.pp - 1)}, topo, true);
     }
     const std::vector<Rank> cp = l.cp_group(r);
     const auto me = static_cast<int>(std::find(cp.begin(), cp.end(), r) - cp.begin());
@@ -681,6 +676,12 @@ class Builder {
 };
 
 }  // namespace
+
+std::string LlmJob::plan_text() const { return describe_plan(plan_); }
+
+std::optional<MemoryBreakdown> LlmJob::stage_memory(int stage) const {
+  return memory_per_gpu(shape_, plan_, stage, options_.bytes_per_element, plan_.attention);
+}
 
 LlmRankGraph LlmJob::build(Rank r, bool listed) const {
   Builder b(*this, topo_, r, listed);

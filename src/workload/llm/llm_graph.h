@@ -18,12 +18,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "topology/topology.h"
 #include "workload/graph/work_graph.h"
 #include "workload/llm/parallel_plan.h"
+#include "workload/llm/staged_job.h"
 #include "workload/models/models.h"
 
 namespace acesim {
@@ -67,7 +69,14 @@ struct LlmOptions {
   LlmEfficiency efficiency = default_llm_efficiency();
 };
 
-class LlmJob {
+// The group a collective runs on: whole topology dimensions when its ranks
+// are all the NPUs of some dimensions around the first and every such group
+// runs the same program (`listed` false: one pipeline stage), else the
+// listed ranks (NCCL's model still runs them as a communicator of those
+// ranks, collective_engine.h). None for a group of one.
+std::optional<CollectiveSpec> llm_group_spec(const std::vector<Rank>& ranks, const Topology& topo, bool listed);
+
+class LlmJob final : public StagedJob {
  public:
   // Checks the plan (check_plan) against the shape and the topology's NPUs.
   LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options = {});
@@ -77,25 +86,30 @@ class LlmJob {
   // run over topology dimensions where a group is whole dimensions and every
   // rank runs the same program (one stage), else, or with `listed`, over
   // their listed ranks.
-  LlmRankGraph build(Rank r, bool listed = false) const;
+  LlmRankGraph build(Rank r, bool listed = false) const override;
 
   const TransformerShape& shape() const { return shape_; }
-  const ParallelPlan& plan() const { return plan_; }
-  const RankLayout& layout() const { return layout_; }
+  const ParallelPlan& plan() const override { return plan_; }
+  const RankLayout& layout() const override { return layout_; }
   const LlmOptions& options() const { return options_; }
   // Model FLOPs per GPU and iteration as Megatron-LM counts them (arXiv
   // 2104.04473 eq. 3 generalised: 3x the forward's FLOPs, 4x with full
   // recomputation, attention scores counted whole; MoE: the experts a token
   // takes), over all GPUs.
-  double model_flops_per_gpu() const;
+  double model_flops_per_gpu() const override;
   // The vocabulary Megatron-LM pads to a multiple of 128 x tp.
   double padded_vocab() const;
   int layers_per_chunk() const { return shape_.layers / (plan_.pp * plan_.virtual_stages); }
   // About how many nodes one rank's graph holds (60 per layer and
   // micro-batch: forward, backward and their collectives).
-  double estimated_nodes_per_rank() const {
+  double estimated_nodes_per_rank() const override {
     return 60.0 * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() * options_.iterations;
   }
+  std::string name() const override { return shape_.name; }
+  std::string plan_text() const override;
+  int iterations() const override { return options_.iterations; }
+  // memory_per_gpu of the stage, at the plan's attention kernel.
+  std::optional<MemoryBreakdown> stage_memory(int stage) const override;
 
  private:
   TransformerShape shape_;

@@ -4,6 +4,8 @@
 #include <array>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "config/input_error.h"
 #include "registry/registry.h"
 #include "workload/models/models.h"
@@ -183,12 +185,32 @@ std::vector<Rank> RankLayout::cp_group(Rank r) const { return vary(r, false, tru
 std::vector<Rank> RankLayout::ep_group(Rank r) const { return vary(r, false, false, true, false, false); }
 std::vector<Rank> RankLayout::dp_group(Rank r) const { return vary(r, false, true, true, true, false); }
 std::vector<Rank> RankLayout::expert_dp_group(Rank r) const { return vary(r, true, true, false, true, false); }
+std::vector<Rank> RankLayout::dpo_group(Rank r) const { return vary(r, false, false, false, true, false); }
 std::vector<Rank> RankLayout::pp_group(Rank r) const { return vary(r, false, false, false, false, true); }
 
 Rank RankLayout::in_stage(Rank r, int stage) const {
   RankCoord c = coord(r);
   c.pp = stage;
   return rank(c);
+}
+
+std::string describe_plan(const ParallelPlan& p) {
+  std::string s = fmt::format("tp {}, pp {}, dp {}", p.tp, p.pp, p.dp);
+  if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
+  if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
+  if (p.sequence_parallel) s += ", sequence parallel";
+  if (p.zero > 0) s += fmt::format(", ZeRO {}", p.zero);
+  if (p.pp > 1) {
+    s += fmt::format(", {}", to_string(p.schedule));
+    if (p.virtual_stages > 1) s += fmt::format(" x{}", p.virtual_stages);
+  }
+  if (p.recompute != Recompute::kNone) s += fmt::format(", recompute {}", to_string(p.recompute));
+  if (p.attention != AttentionKernel::kFused) s += fmt::format(", {} attention", to_string(p.attention));
+  if (p.overlap_grad_reduce) s += ", overlapped gradient reduction";
+  if (p.overlap_param_gather) s += ", overlapped parameter gather";
+  s += fmt::format(", {} micro-batch{} of {} per replica", p.micro_batches(), p.micro_batches() == 1 ? "" : "es",
+                   p.micro_batch);
+  return s;
 }
 
 }  // namespace acesim

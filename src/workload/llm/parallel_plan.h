@@ -68,6 +68,9 @@ struct ParallelPlan {
 // (pp * virtual stages), experts % ep, ...).
 void check_plan(const ParallelPlan& plan, const TransformerShape& shape, long long gpus);
 
+// "tp 8, pp 8, dp 16, 1f1b, 64 micro-batches of 1" and the like.
+std::string describe_plan(const ParallelPlan& p);
+
 // A rank's coordinates: tensor, context, expert, data (outer: dp / ep), pipeline.
 struct RankCoord {
   int tp = 0, cp = 0, ep = 0, dpo = 0, pp = 0;
@@ -93,6 +96,9 @@ class RankLayout {
   // (expert tensor parallelism 1), so every tp, cp and dpo rank holding the
   // same experts reduces them.
   std::vector<Rank> expert_dp_group(Rank r) const;
+  // The data-parallel ranks with the same experts and tensor slice (dpo
+  // varies only): SimAI's DP_EP group.
+  std::vector<Rank> dpo_group(Rank r) const;
   std::vector<Rank> pp_group(Rank r) const;         // the same rank of every stage
   // The same position in stage `stage`.
   Rank in_stage(Rank r, int stage) const;

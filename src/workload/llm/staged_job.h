@@ -1,0 +1,42 @@
+// A training job of pipeline stages as run_llm (driver/llm_run.h) runs it:
+// a Megatron-LM-style rank layout and one work graph per rank. Two kinds
+// exist: LlmJob (llm_graph.h), built from a model and a parallel plan, and
+// SimaiJob (simai_job.h), built from a SimAI/AICB workload file's rows.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "workload/llm/memory.h"
+#include "workload/llm/parallel_plan.h"
+
+namespace acesim {
+
+struct LlmRankGraph;
+
+class StagedJob {
+ public:
+  virtual ~StagedJob() = default;
+
+  // What the report calls the model, and the plan in words.
+  virtual std::string name() const = 0;
+  virtual std::string plan_text() const = 0;
+  // The plan's sizes (tp, cp, ep, dp, pp, micro-batches): the rank layout
+  // and which ranks stand for a stage follow from them.
+  virtual const ParallelPlan& plan() const = 0;
+  virtual const RankLayout& layout() const = 0;
+  virtual int iterations() const = 0;
+  // Rank r's graph: its stage's passes in schedule order. Its collectives
+  // run over topology dimensions where a group is whole dimensions and
+  // every rank runs the same program, else (or with `listed`) over their
+  // listed ranks.
+  virtual LlmRankGraph build(Rank r, bool listed) const = 0;
+  // About how many nodes one rank's graph holds (to refuse runs too big to hold).
+  virtual double estimated_nodes_per_rank() const = 0;
+  // Model FLOPs per GPU and iteration as Megatron-LM counts them; 0: not counted.
+  virtual double model_flops_per_gpu() const = 0;
+  // Memory per GPU of pipeline stage `stage`; none: not modelled.
+  virtual std::optional<MemoryBreakdown> stage_memory(int stage) const = 0;
+};
+
+}  // namespace acesim
