@@ -115,6 +115,7 @@ scale_cases=(
   "llama70b_tp8pp8_1024|run --platform hgx-h100 --nodes 128 $llm_plan --dp 16 --global-batch 128 --json"
   "llama70b_tp8pp8_16384|run --platform hgx-h100 --nodes 2048 $llm_plan --dp 256 --global-batch 2048 --json"
   "llama70b_tp8pp8_1024 --full|run --platform hgx-h100 --nodes 128 $llm_plan --dp 16 --global-batch 128 --full --json"
+  "simai_moe_9216|run --platform hgx-h100 --nodes 1152 --workload $here/../tests/data/simai/workload_analytical.txt --json"
 )
 scale_rows=()
 if ((have_time)); then
@@ -177,6 +178,7 @@ for r in "${scale_rows[@]}"; do
     resnet50_dp_64) check "ResNet-50 DP, 64 NPUs (CLI process): wall" "$wall" s 0.02 max ;;
     resnet50_dp_65536) check "ResNet-50 DP, 65,536 NPUs: wall" "$wall" s 1 max ;;
     llama70b_tp8pp8_16384) check "Llama-3 70B tp 8 pp 8, 16,384 GPUs: wall" "$wall" s 1 max ;;
+    simai_moe_9216) check "SimAI's MoE example, 9,216 GPUs (CLI process): wall" "$wall" s 0.5 max ;;
     "llama70b_tp8pp8_1024 --full") check "Llama-3 70B tp 8 pp 8, 1,024 GPUs in full: wall" "$wall" s 60 max ;;
     "resnet50_dp_4096 --full")
       check "ResNet-50 DP, 4,096 NPUs in full: wall" "$wall" s 60 max

@@ -5,8 +5,11 @@
 
 #include "config/input_error.h"
 #include "config/units.h"
+#include "workload/formats/format_registry.h"
+#include "workload/formats/simai_workload.h"
 #include "workload/llm/llm_chakra.h"
 #include "workload/llm/llm_graph.h"
+#include "workload/llm/simai_job.h"
 
 namespace acesim::api {
 namespace {
@@ -69,22 +72,16 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, 
   return p;
 }
 
-void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, const std::vector<std::string>& executors,
-                     const Topology& topo, TrainingRun& run) {
-  if (o.batch) throw InputError("--batch applies to the layer-table models; an LLM takes --micro-batch and --global-batch");
-  if (!o.stragglers.empty()) throw InputError("--straggler is not supported with LLM plans yet");
-  LlmOptions lo;
-  if (!o.precision.empty()) {
-    const auto bytes = parse_precision(o.precision);
-    if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'");
-    lo.bytes_per_element = *bytes;
-  }
-  if (o.iterations) {
-    if (*o.iterations < 1 || *o.iterations > 100) throw InputError("--iterations: must be in 1..100 for an LLM, got " + std::to_string(*o.iterations));
-    lo.iterations = *o.iterations;
-  }
-  const LlmJob job(shape, llm_plan(o.llm, shape, topo), topo, lo);
-  if (!o.llm.chakra_out.empty()) check_chakra_export_ranks(topo.num_npus());
+namespace {
+
+// --iterations for a pipelined job: 1..100, default 2.
+int llm_iterations(const TrainingRequest& o) {
+  if (!o.iterations) return 2;
+  if (*o.iterations < 1 || *o.iterations > 100) throw InputError("--iterations: must be in 1..100 for an LLM, got " + std::to_string(*o.iterations));
+  return *o.iterations;
+}
+
+void run_jobs(const TrainingRequest& o, const StagedJob& job, const std::vector<std::string>& executors, TrainingRun& run) {
   LlmRunOptions ro;
   ro.full = o.platform.full;
   ro.allow_oom = o.llm.allow_oom;
@@ -96,8 +93,53 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
     ro.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
     run.llm.push_back(run_llm(p, job, ro));
   }
+}
+
+}  // namespace
+
+void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, const std::vector<std::string>& executors,
+                     const Topology& topo, TrainingRun& run) {
+  if (o.batch) throw InputError("--batch applies to the layer-table models; an LLM takes --micro-batch and --global-batch");
+  if (!o.stragglers.empty()) throw InputError("--straggler is not supported with LLM plans yet");
+  LlmOptions lo;
+  if (!o.precision.empty()) {
+    const auto bytes = parse_precision(o.precision);
+    if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'");
+    lo.bytes_per_element = *bytes;
+  }
+  lo.iterations = llm_iterations(o);
+  const LlmJob job(shape, llm_plan(o.llm, shape, topo), topo, lo);
+  if (!o.llm.chakra_out.empty()) check_chakra_export_ranks(topo.num_npus());
+  run_jobs(o, job, executors, run);
   // After the runs, so that a plan they refuse (memory) writes nothing.
   if (!o.llm.chakra_out.empty()) export_llm_chakra(job, topo, run.platform.npu, o.llm.chakra_out);
+}
+
+bool is_simai_request(const TrainingRequest& o) {
+  if (o.workload_file.empty()) return false;
+  if (!o.workload_format.empty()) {
+    const WorkloadFormatEntry* f = workload_format_registry().find(o.workload_format);
+    return f != nullptr && f->name == "simai";
+  }
+  return looks_like_simai(o.workload_file);
+}
+
+void run_simai_request(const TrainingRequest& o, const std::vector<std::string>& executors, const Topology& topo,
+                       TrainingRun& run) {
+  const TrainingRequest::Llm& l = o.llm;
+  if (l.tp || l.pp || l.dp || l.ep || l.cp || l.zero || l.micro_batch || l.global_batch || l.virtual_stages ||
+      l.sequence_parallel || !l.recompute.empty() || !l.attention.empty() || l.overlap_grad_reduce ||
+      l.overlap_param_gather || !l.chakra_out.empty()) {
+    throw InputError("--workload " + o.workload_file +
+                     ": a SimAI file fixes its plan (model_parallel_NPU_group, ep, pp, ga); of the plan options only --schedule applies");
+  }
+  if (o.batch || !o.precision.empty()) throw InputError("--batch/--precision apply to built-in models; a SimAI file fixes its own sizes");
+  if (!o.stragglers.empty()) throw InputError("--straggler is not supported with SimAI files yet");
+  SimaiJobOptions so;
+  so.iterations = llm_iterations(o);
+  if (!l.schedule.empty()) so.schedule = parse_pipe_schedule("--schedule", l.schedule);
+  const SimaiJob job(read_simai_workload(o.workload_file), topo, so);
+  run_jobs(o, job, executors, run);
 }
 
 }  // namespace acesim::api

@@ -26,4 +26,12 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& options, const TransformerShap
 void run_llm_request(const TrainingRequest& request, const TransformerShape& shape,
                      const std::vector<std::string>& executors, const Topology& topo, TrainingRun& run);
 
+// Whether `--workload FILE` is a SimAI/AICB file: `--format simai`, or no
+// --format and a SimAI header (workload/formats/simai_workload.h).
+bool is_simai_request(const TrainingRequest& request);
+// A SimAI/AICB workload file as a pipelined job (workload/llm/simai_job.h):
+// --schedule and --iterations apply; the file fixes the rest of the plan.
+void run_simai_request(const TrainingRequest& request, const std::vector<std::string>& executors, const Topology& topo,
+                       TrainingRun& run);
+
 }  // namespace acesim::api

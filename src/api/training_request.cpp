@@ -155,6 +155,11 @@ TrainingRun simulate_training(const TrainingRequest& o) {
   }
   if (o.chakra_flops || !o.chakra_groups.empty()) throw InputError("--chakra-flops and --chakra-groups apply to --chakra traces");
   if (!o.workload_format.empty() && o.workload_file.empty()) throw InputError("--format applies to --workload FILE");
+  if (is_simai_request(o)) {
+    if (!o.model.empty()) throw InputError("--workload and --model cannot be combined");
+    run_simai_request(o, executors, topo, run);
+    return run;
+  }
   if (o.workload_file.empty()) {
     const WorkloadConfig wc = workload_config(o, run.platform);
     if (wc.file.empty()) {

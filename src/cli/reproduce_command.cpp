@@ -2,7 +2,8 @@
 // cores), astra-sim-2.0 (ASTRA-sim's example microbenchmarks side by side)
 // nccl-tests (the GPU presets against published nccl-tests tables) or
 // megatron (LLM training against Megatron-LM's DGX A100 throughput) or
-// llm-offload (what ACE buys for LLM training on hgx-h100 clusters).
+// llm-offload (what ACE buys for LLM training on hgx-h100 clusters) or
+// simai (SimAI / AICB workload files against SimAI-Analytical and acesim's model).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "reproduce/llm_offload.h"
 #include "reproduce/megatron.h"
 #include "reproduce/nccl_tests.h"
+#include "reproduce/simai.h"
 
 namespace acesim::cli {
 namespace {
@@ -76,6 +78,16 @@ int run_megatron_study(const Options& o) {
   return kExitOk;
 }
 
+int run_simai_study(const Options& o) {
+  const std::string out = o.out.empty() ? "simai" : o.out;
+  const SimaiStudy study = run_simai(o.data);
+  write_simai(study, out);
+  std::printf("%s", simai_tables(study).c_str());
+  for (const SimaiCase& c : study.cases) std::printf("simulated %s (sm) in %.2f s\n", c.file.c_str(), c.seconds);
+  std::printf("wrote %s/results.csv, %s/census.csv and %s/report.md\n", out.c_str(), out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int default_jobs(const Options& o) {
   if (o.jobs_option->count() > 0) {
     if (o.jobs < 1 || o.jobs > 1024) throw InputError("--jobs: must be in 1..1024, got " + std::to_string(o.jobs));
@@ -106,8 +118,9 @@ int run(const Options& o) {
   if (o.study == "llm-offload") return run_llm_offload_study(o);
   if (o.study == "nccl-tests") return run_nccl_study(o);
   if (o.study == "megatron") return run_megatron_study(o);
+  if (o.study == "simai") return run_simai_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "llm-offload"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "llm-offload", "simai"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -144,11 +157,11 @@ std::function<int()> add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "reproduce",
-      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests and megatron "
+      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron and simai "
       "(docs/validation.md), llm-offload (docs/llm-offload.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | llm-offload")->required();
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | llm-offload | simai")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
-  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron: the repository's test data directory")->capture_default_str();
+  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, simai: the repository's test data directory")->capture_default_str();
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
   c->add_option("--workloads", o->workloads, "ace-isca21: from resnet50,gnmt,dlrm; llm-offload: from llama3-70b-zero1,llama3-70b-zero3,"

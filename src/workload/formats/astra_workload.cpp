@@ -9,27 +9,12 @@
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "workload/formats/format_registry.h"
+#include "workload/formats/text_columns.h"
 
 namespace acesim {
 namespace {
 
-struct Token {
-  std::string text;
-  int column;  // 1-based
-};
-
-std::vector<Token> split(const std::string& line) {
-  std::vector<Token> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    if (i >= line.size()) break;
-    const std::size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-    out.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
-  }
-  return out;
-}
+using Token = TextToken;
 
 enum class Parallelism { kData, kModel, kHybridDataModel, kHybridModelData };
 
@@ -166,6 +151,12 @@ class Reader {
       if (i + 1 >= head.size() + 1 || head.size() < 3 || head[1].text != "model_parallel_NPU_group:") {
         fail(head_line, head.size() > 1 ? head[1].column : 0, kw + " needs 'model_parallel_NPU_group: N'");
       }
+      for (const Token& t : head) {
+        if (t.text == "ep:" || t.text == "pp:" || t.text == "vpp:" || t.text == "ga:" || t.text == "all_gpus:" ||
+            t.text == "pp_comm" || t.text == "pp_comm:") {
+          fail(head_line, t.column, "'" + t.text + "' is a SimAI/AICB header key: read the file as SimAI's (--format simai, or no --format)");
+        }
+      }
       const long long group = integer(head[2], head_line, "model_parallel_NPU_group", 1);
       split_group(group, head_line, head[2].column, model_dims, data_dims);
       i = 3;
@@ -274,23 +265,11 @@ class Reader {
   }
 
   Workload read(std::string_view text) {
-    std::vector<std::string> lines;
-    {
-      std::string cur;
-      for (char ch : text) {
-        if (ch == '\n') {
-          lines.push_back(cur);
-          cur.clear();
-        } else {
-          cur.push_back(ch);
-        }
-      }
-      if (!cur.empty()) lines.push_back(cur);
-    }
+    const std::vector<std::string> lines = split_lines(text);
     std::size_t ln = 0;
     auto next_nonempty = [&](std::vector<Token>& toks) -> int {
       while (ln < lines.size()) {
-        toks = split(lines[ln++]);
+        toks = split_columns(lines[ln++]);
         if (!toks.empty()) return static_cast<int>(ln);
       }
       return 0;
