@@ -370,6 +370,8 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   if (rank < 0 || rank >= topo_.num_npus()) throw std::logic_error("rank out of range");
   Collective& c = collectives_[id];
   if (!simulated(rank)) throw std::logic_error("symmetric simulation: only representative ranks arrive");
+  // A finished collective keeps no per-rank state (rank_finished).
+  if (finished(id)) throw std::logic_error("rank " + std::to_string(rank) + " arrived twice at collective " + c.req.name);
   if (c.group_id >= 0 && !std::binary_search(c.req.members.begin(), c.req.members.end(), rank)) {
     throw std::logic_error("rank " + std::to_string(rank) + " is not a member of collective " + c.req.name);
   }
@@ -589,7 +591,16 @@ void CollectiveEngine::advance(const RunningPhase& rp) {
 void CollectiveEngine::rank_finished(CollectiveId id, Rank r) {
   Collective& c = collectives_[id];
   ++c.ranks_done;
-  if (c.ranks_done == c.participants) c.finish = sim_.now();
+  if (c.ranks_done == c.participants) {
+    c.finish = sim_.now();
+    // Done: what only a running collective needs goes back to the heap now
+    // (a training run creates hundreds of thousands of collectives), keeping
+    // what reports read (operation, size, plan, timings).
+    std::vector<Phase>().swap(c.phases);
+    std::vector<std::int32_t>().swap(c.rank_chunks_done);
+    std::vector<std::uint8_t>().swap(c.rank_arrived);
+    std::vector<Rank>().swap(c.req.members);
+  }
   if (c.listener != nullptr) c.listener->collective_done(id, r);
 }
 

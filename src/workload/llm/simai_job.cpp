@@ -63,8 +63,12 @@ class Builder {
     out_.tags.push_back({iter_, comm, pass_, 0, micro_batch_, layer_});
     return id;
   }
+  // AICB writes 1 ns where it has no time for a pass (its placeholder):
+  // those entries are not run (docs/workloads.md); they would be most of
+  // the kernels and move an iteration by nanoseconds.
+  static constexpr TimePs kPlaceholderPs = kPsPerNs;
   void compute(TimePs t) {
-    if (t <= 0) return;
+    if (t <= kPlaceholderPs) return;
     Kernel k;
     k.time_ps = t;
     std::vector<std::uint32_t> deps = std::move(gate_);
@@ -78,10 +82,17 @@ class Builder {
     CollectiveSpec spec = *group;
     spec.op = *c.op;
     spec.bytes = c.bytes;
-    std::vector<std::uint32_t> deps;
+    // Issued when the stream gets there: after the compute so far and what
+    // holds the stream (blocking collectives, received messages), as SimAI
+    // issues a row's collective only once the row before let go.
+    std::vector<std::uint32_t> deps = gate_;
     if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
     const std::uint32_t id = node(WorkNodeKind::kCollective, g_.add_collective(std::move(spec)), deps, comm_kind(c.group));
-    (blocking ? gate_ : outstanding_).push_back(id);
+    if (blocking) {
+      gate_.assign(1, id);  // it waited for the rest
+    } else {
+      outstanding_.push_back(id);
+    }
   }
   void row_forward(std::size_t i) {
     const SimaiRow& row = w_.rows[i];

@@ -17,7 +17,8 @@
 //              waited for at the iteration's end); send to the previous
 //              stage
 // Compute entries are kernels given as times (they hold the compute units
-// and a share of HBM, so `sm` communication beside them slows them).
+// and a share of HBM, so `sm` communication beside them slows them);
+// entries of 0 or 1 ns (AICB's placeholder for no time) are not run.
 #pragma once
 
 #include <string>
