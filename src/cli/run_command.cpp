@@ -40,7 +40,7 @@ struct Options {
 std::string table_format_names() {
   std::vector<std::string> names;
   for (const WorkloadFormatEntry& f : workload_format_registry().entries()) {
-    if (f.read_table) names.push_back(f.name);
+    if (f.option == "--workload FILE") names.push_back(f.name);
   }
   return join_names(names);
 }
@@ -198,7 +198,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "run", "Simulate training iterations (default: ResNet-50, data parallel, on the default platform, sm and ace side by side)");
   add_platform_options(c, o->platform);
-  c->add_option("--workload", o->request.workload_file, "a layer-table workload file (default format: ASTRA-sim 1.0 text, compute in cycles of 1 ns)")->check(non_empty());
+  c->add_option("--workload", o->request.workload_file, "a layer-table workload file: ASTRA-sim 1.0 text (compute in cycles of 1 ns), or SimAI/AICB's by its header")->check(non_empty());
   c->add_option("--format", o->request.workload_format, "format of --workload FILE: " + table_format_names())->check(non_empty());
   c->add_option("--chakra", o->request.chakra_prefix, "Chakra execution traces PREFIX.<rank>.et, one per NPU (ASTRA-sim 2.0's format)")
       ->check(non_empty());

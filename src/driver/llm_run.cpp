@@ -107,6 +107,11 @@ Mode choose_mode(const PlatformConfig& platform, const StagedJob& job, const Llm
   return {Mode::kStages, ""};
 }
 
+// The stream waited from `from` to `to` for node c (a kernel or the
+// iteration's end). The communication among c's parents that finished last
+// gated it: the wait is charged to its kind from when it started; before
+// that, to what it waited for in turn (a chain of blocking collectives with
+// no kernel between them, as SimAI files have), else to it as well.
 void add_idle(LlmStageReport& s, const LlmRankGraph& g, const LlmRecorder& rec, std::size_t fi, Rank me,
               const std::vector<std::vector<std::uint32_t>>& parents, std::uint32_t c, TimePs from, TimePs to) {
   if (to <= from) return;
@@ -128,6 +133,14 @@ void add_idle(LlmStageReport& s, const LlmRankGraph& g, const LlmRecorder& rec, 
     s.exposed_ps[static_cast<int>(kind)] += to - from - bubble;
     return;
   }
+  const TimePs began = std::clamp<TimePs>(t[gating].start, from, to);
+  bool earlier = false;
+  for (std::uint32_t p : parents[gating]) earlier = earlier || t[p].end > from;
+  if (began > from && earlier) {
+    s.exposed_ps[static_cast<int>(kind)] += to - began;
+    add_idle(s, g, rec, fi, me, parents, gating, from, began);
+    return;
+  }
   s.exposed_ps[static_cast<int>(kind)] += to - from;
 }
 
@@ -146,7 +159,11 @@ LlmStageReport analyse_stage(const LlmRankGraph& g, const LlmRecorder& rec, std:
     if (!is_communication(wg.node(n).kind)) continue;
     for (std::uint32_t e = wg.child_begin(n); e < wg.child_end(n); ++e) {
       const WorkNodeKind kind = wg.node(wg.child(e)).kind;
-      if (kind == WorkNodeKind::kCompute || kind == WorkNodeKind::kNop) parents[wg.child(e)].push_back(n);
+      // Into kernels and the iteration's end, and into communication that
+      // waited for other communication.
+      if (kind == WorkNodeKind::kCompute || kind == WorkNodeKind::kNop || is_communication(kind)) {
+        parents[wg.child(e)].push_back(n);
+      }
     }
   }
   const std::vector<Timing>& t = rec.timings(fi);

@@ -20,9 +20,12 @@ namespace {
 
 constexpr const char* kPreset = "hgx-h100";
 constexpr long long kGpusPerNode = 8;
-// SimAI-Analytical's flags for the recorded figures: -nv 360 -nic 48.5.
-constexpr double kNvlinkGBps = 360.0;
-constexpr double kNicGBps = 48.5;
+// SimAI-Analytical's flags for the recorded figures, -nv 360 -nic 48.5, in
+// its unit: GBps is 2^30 bytes/s (astra-sim/system/Common.hh); acesim's
+// GB/s are 10^9 bytes/s.
+constexpr double kGiB = 1073741824.0 / 1e9;
+constexpr double kNvlinkGBps = 360.0 * kGiB;
+constexpr double kNicGBps = 48.5 * kGiB;
 
 double ms(TimePs t) { return static_cast<double>(t) / 1e9; }
 
@@ -200,8 +203,9 @@ void write_simai(const SimaiStudy& study, const std::string& out_dir) {
   }
   std::ofstream md = open("report.md");
   md << "# SimAI / AICB workload files in acesim\n\nSimAI-Analytical's figures: " << study.source
-     << "\n\nacesim: hgx-h100 nodes with NVLink " << kNvlinkGBps << " GB/s and NICs " << kNicGBps
-     << " GB/s, 1F1B, 2 iterations.\n\n"
+     << fmt::format("\n\nacesim: hgx-h100 nodes with NVLink {:.1f} GB/s and NICs {:.2f} GB/s (SimAI's 360 and 48.5 GiB/s), "
+                    "1F1B, 2 iterations.\n\n",
+                    kNvlinkGBps, kNicGBps)
      << simai_tables(study);
 }
 

@@ -226,6 +226,79 @@ TEST(SimaiWorkload, RefusesBadFilesWithOneLineNamingTheSpot) {
                  "w.txt:2", "hold no 2 consecutive blocks");
 }
 
+TEST(SimaiWorkload, ReadsWhatAicbAndSimaiAccept) {
+  // pp_comm as AICB writes it with sequence parallelism (a Python float),
+  // read as SimAI does (its integer part); CRLF line ends.
+  const SimaiWorkload w = parse_simai_workload(
+      "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 pp: 2 pp_comm: 25165824.0\r\n1\r\n" + kRow, "w.txt");
+  EXPECT_EQ(w.pp_comm_bytes, 25165824.0);
+  EXPECT_EQ(parse_simai_workload("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 pp: 2 pp_comm 1000.75\n1\n" + kRow,
+                                 "w.txt")
+                .pp_comm_bytes,
+            1000.0);
+  expect_refused("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 pp: 2 pp_comm: 1e400\n1\n" + kRow, "w.txt:1:",
+                 "pp_comm: expected a number of bytes");
+  expect_refused("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 pp: 2 pp_comm: nan\n1\n" + kRow, "w.txt:1:",
+                 "pp_comm: expected a number of bytes");
+  expect_refused("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 model_parallel_NPU_group: 4\n1\n" + kRow,
+                 "w.txt:1:", "model_parallel_NPU_group: is given twice");
+  expect_refused("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 pp_comm: 5 pp_comm 5\n1\n" + kRow, "w.txt:1:",
+                 "is given twice");
+}
+
+// The expert all-to-all's wait is exposed as ep even when a tensor-parallel
+// collective follows it with no kernel between (AICB's 1 ns placeholder).
+TEST(SimaiJob, ChainedCollectivesAreChargedEachTheirOwnKind) {
+  PlatformConfig p = hgx_h100(4);
+  p.npu.executor = "ideal";
+  const Topology topo(p.dims);
+  const std::string f =
+      "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 16 all_gpus: 32\n2\n"
+      "a\t-1\t1000\tALLTOALL_EP\t100663296\t1000\tNONE\t0\t1000\tNONE\t0\t100\n"
+      "b\t-1\t1\tALLREDUCE\t1048576\t1000\tNONE\t0\t1000\tNONE\t0\t100\n";
+  const LlmReport r = run_llm(p, SimaiJob(parse_simai_workload(f, "chain.txt"), topo));
+  const TimePs ep = r.exposed_ps[static_cast<int>(LlmComm::kEp)], tp = r.exposed_ps[static_cast<int>(LlmComm::kTp)];
+  EXPECT_GT(ep, 1'000'000);  // 100 MB over 4 nodes' NICs: over a millisecond
+  EXPECT_GT(tp, 0);
+  EXPECT_LT(tp, ep / 20);  // a 1 MiB all-reduce on NVLink
+  EXPECT_EQ(r.compute_ps + ep + tp + r.other_idle_ps, r.stage_iteration_ps);
+}
+
+// Backward: the weight-gradient collective is issued after the row's
+// input-gradient collective is done and runs beside the rows below it; the
+// iteration's end waits for it.
+TEST(SimaiJob, WeightGradientCollectivesOverlapTheRowsBelow) {
+  PlatformConfig p = hgx_h100(2);
+  p.npu.executor = "ideal";
+  const Topology topo(p.dims);
+  const auto run = [&](const std::string& top_row) {
+    const std::string f = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 all_gpus: 16\n2\n"
+                          "below\t-1\t1000\tNONE\t0\t5000000\tNONE\t0\t5000000\tNONE\t0\t100\n" +
+                          top_row;
+    LlmRunOptions o;
+    o.trace_ranks = 1;
+    return run_llm(p, SimaiJob(parse_simai_workload(f, "wg.txt"), topo), o);
+  };
+  // 1 GiB gradient all-reduce over the two nodes: tens of milliseconds.
+  const LlmReport overlapped = run("top\t-1\t1000\tNONE\t0\t1000\tALLREDUCE\t1048576\t1000\tALLREDUCE\t1073741824\t100\n");
+  const LlmReport without = run("top\t-1\t1000\tNONE\t0\t1000\tALLREDUCE\t1048576\t1000\tNONE\t0\t100\n");
+  const LlmSpan* ig = nullptr;
+  const LlmSpan* wg = nullptr;
+  for (const LlmSpan& s : overlapped.spans) {
+    if (s.tag.iteration != 1 || s.compute) continue;
+    (s.tag.comm == LlmComm::kTp ? ig : wg) = &s;
+  }
+  ASSERT_NE(ig, nullptr);
+  ASSERT_NE(wg, nullptr);
+  EXPECT_GE(wg->begin, ig->end + 1'000'000);  // after the ig collective and the 1 µs weight-gradient kernel
+  // The 10 ms of compute of the row below runs under it: against the file
+  // without it, the iteration grows by the all-reduce less that compute.
+  const TimePs ar = wg->end - wg->begin;
+  EXPECT_GT(ar, 20'000'000'000);
+  EXPECT_LT(overlapped.iteration_ps, without.iteration_ps + ar);
+  EXPECT_GE(overlapped.iteration_ps, without.iteration_ps + ar - 10'000'000'000 - 10'000'000);
+}
+
 TEST(SimaiJob, RefusesPlansThePlatformCannotHold) {
   const Topology topo(hgx_h100(1).dims);  // 8 GPUs
   const auto refused = [&](const std::string& head, const std::string& what) {

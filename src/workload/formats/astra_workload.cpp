@@ -105,7 +105,10 @@ class Reader {
     } else if (type.text == "ALLTOALL") {
       op = CollectiveOp::kAllToAll;
     } else {
-      fail(line, type.column, what + ": unknown communication type '" + type.text + "'" + suggestion(type.text, kCommTypes));
+      const std::string hint = type.text.ends_with("_EP")
+                                   ? " (a SimAI/AICB group suffix: read the file as SimAI's, --format simai)"
+                                   : suggestion(type.text, kCommTypes);
+      fail(line, type.column, what + ": unknown communication type '" + type.text + "'" + hint);
     }
     if (dims == nullptr || bytes == 0) return c;  // no group to run it on, or nothing to move
     bool spans = false;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <utility>
@@ -57,18 +58,37 @@ class Reader {
     return v;
   }
 
+  // AICB divides pp_comm by tp with sequence parallelism and writes the
+  // quotient as Python prints a float ("25165824.0"); SimAI reads its
+  // integer part (std::stoi), and so does acesim.
+  double pp_comm(const TextToken& v, int line) const {
+    char* end = nullptr;
+    errno = 0;
+    const double d = std::strtod(v.text.c_str(), &end);
+    if (v.text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(d) || v.text.find_first_of("xXpPnN") != std::string::npos) {
+      fail(line, v.column, "pp_comm: expected a number of bytes, got '" + v.text + "'");
+    }
+    if (d < 0.0 || d > static_cast<double>(limits::kMaxCollectiveBytes)) {
+      fail(line, v.column, "pp_comm: must be in 0.." + std::to_string(limits::kMaxCollectiveBytes) + ", got " + v.text);
+    }
+    return std::floor(d);
+  }
+
   void read_header(const std::vector<TextToken>& head, int line, SimaiWorkload& w) const {
     if (head[0].text != kKeyword) {
       fail(line, head[0].column,
            "a SimAI training workload starts with " + std::string(kKeyword) + ", not '" + head[0].text + "'");
     }
     bool tp_given = false;
+    std::vector<std::string> seen;
     for (std::size_t i = 1; i < head.size(); i += 2) {
       std::string key = head[i].text;
       if (key == "pp_comm") key = "pp_comm:";  // SimAI takes both spellings
       bool known = false;
       for (const std::string& k : kHeaderKeys) known = known || k == key;
       if (!known) fail(line, head[i].column, "unknown header key '" + head[i].text + "'" + suggestion(key, kHeaderKeys));
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) fail(line, head[i].column, head[i].text + " is given twice");
+      seen.push_back(key);
       if (i + 1 >= head.size()) fail(line, head[i].column, head[i].text + " needs a value");
       const TextToken& v = head[i + 1];
       if (key == "model_parallel_NPU_group:") {
@@ -85,7 +105,7 @@ class Reader {
       } else if (key == "all_gpus:") {
         w.all_gpus = integer(v, line, "all_gpus", 1, limits::kMaxNpus);
       } else if (key == "pp_comm:") {
-        w.pp_comm_bytes = static_cast<double>(integer(v, line, "pp_comm", 0, static_cast<long long>(limits::kMaxCollectiveBytes)));
+        w.pp_comm_bytes = pp_comm(v, line);
       } else if (integer(v, line, key.substr(0, key.size() - 1), 0, kMaxRows) != 0) {
         // SimAI never acts on these lists (its recomputation path is not
         // reached) and AICB writes 0: recomputation is in the compute times.
