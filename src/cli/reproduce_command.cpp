@@ -1,7 +1,8 @@
 // `acesim reproduce STUDY`: ace-isca21 (the ACE paper's evaluation, on all
 // cores), astra-sim-2.0 (ASTRA-sim's example microbenchmarks side by side)
 // nccl-tests (the GPU presets against published nccl-tests tables) or
-// megatron (LLM training against Megatron-LM's DGX A100 throughput) or
+// megatron (LLM training against Megatron-LM's DGX A100 throughput),
+// megatron-h100 (against NeMo / Megatron-Core's DGX H100 step times) or
 // llm-offload (what ACE buys for LLM training on hgx-h100 clusters) or
 // simai (SimAI / AICB workload files against SimAI-Analytical and acesim's model).
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "reproduce/astra_microbenchmarks.h"
 #include "reproduce/llm_offload.h"
 #include "reproduce/megatron.h"
+#include "reproduce/megatron_h100.h"
 #include "reproduce/nccl_tests.h"
 #include "reproduce/simai.h"
 
@@ -78,6 +80,15 @@ int run_megatron_study(const Options& o) {
   return kExitOk;
 }
 
+int run_megatron_h100_study(const Options& o) {
+  const std::string out = o.out.empty() ? "megatron-h100" : o.out;
+  const H100Study study = run_megatron_h100(o.data);
+  write_megatron_h100(study, out);
+  std::printf("%s", megatron_h100_tables(study).c_str());
+  std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int run_simai_study(const Options& o) {
   const std::string out = o.out.empty() ? "simai" : o.out;
   const SimaiStudy study = run_simai(o.data);
@@ -119,8 +130,9 @@ int run(const Options& o) {
   if (o.study == "nccl-tests") return run_nccl_study(o);
   if (o.study == "megatron") return run_megatron_study(o);
   if (o.study == "simai") return run_simai_study(o);
+  if (o.study == "megatron-h100") return run_megatron_h100_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "llm-offload", "simai"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "simai"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -157,11 +169,11 @@ std::function<int()> add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "reproduce",
-      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron and simai "
+      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100 and simai "
       "(docs/validation.md), llm-offload (docs/llm-offload.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | llm-offload | simai")->required();
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-offload | simai")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
-  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, simai: the repository's test data directory")->capture_default_str();
+  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, simai: the repository's test data directory")->capture_default_str();
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
   c->add_option("--workloads", o->workloads, "ace-isca21: from resnet50,gnmt,dlrm; llm-offload: from llama3-70b-zero1,llama3-70b-zero3,"

@@ -192,6 +192,7 @@ std::string node_text(const WorkGraph& g, std::uint32_t n) {
     case WorkNodeKind::kRecv: return fmt::format("receive from {}", g.message(node.payload).peer);
     default: {
       const Kernel& k = g.kernel(node.payload);
+      if (k.time_ps >= 0) return fmt::format("kernel {:.3f} us", static_cast<double>(k.time_ps) / 1e6);
       return fmt::format("kernel {:.3g} FLOP {:.3g} B", k.flops, k.hbm_bytes);
     }
   }
@@ -203,7 +204,9 @@ void collect_spans(LlmReport& rep, const LlmRankGraph& g, const LlmRecorder& rec
     const WorkNodeKind kind = g.graph.node(n).kind;
     if (kind != WorkNodeKind::kCompute && !is_communication(kind)) continue;
     if (t[n].end < 0 || (kind == WorkNodeKind::kRecv)) continue;  // a receive's span is its message's
-    rep.spans.push_back({stage, g.tags[n], kind == WorkNodeKind::kCompute, node_text(g.graph, n), t[n].start, t[n].end});
+    std::string what = node_text(g.graph, n);
+    if (g.label) what += " (" + g.label(g.tags[n]) + ")";
+    rep.spans.push_back({stage, g.tags[n], kind == WorkNodeKind::kCompute, std::move(what), t[n].start, t[n].end});
   }
 }
 

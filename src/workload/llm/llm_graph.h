@@ -18,7 +18,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +63,10 @@ struct LlmRankGraph {
   WorkGraph graph;
   std::vector<LlmNodeTag> tags;             // per node
   std::vector<std::uint32_t> iteration_end;  // per iteration: the node after which the rank is done with it
+  // Optional: what a node with this tag stands for in the job's own terms
+  // (a SimAI row's name), added to the timeline's and the trace's spans.
+  // It may refer to the job, which outlives the runs of its graphs.
+  std::function<std::string(const LlmNodeTag&)> label;
 };
 
 struct LlmOptions {

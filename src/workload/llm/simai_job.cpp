@@ -236,6 +236,10 @@ LlmRankGraph SimaiJob::build(Rank r, bool listed) const {
   Builder b(*this, topo_, r, listed);
   LlmRankGraph g = b.run();
   g.graph.source = workload_.file;
+  // Spans name their row (a tag's layer is the row's index).
+  g.label = [this](const LlmNodeTag& t) {
+    return t.layer >= 0 ? workload_.rows[static_cast<std::size_t>(t.layer)].name : std::string("iteration end");
+  };
   return g;
 }
 
