@@ -11,4 +11,10 @@ const std::string& acesim_binary();  // the built acesim CLI
 const std::string& source_dir();     // the repository root
 const std::string& data_dir();       // tests/data
 
+// The block of a doc (a path from the repository root, e.g.
+// "docs/validation.md") between the lines "<!-- NAME tables: begin ..."
+// and "<!-- NAME tables: end -->", which a study generates; "(markers
+// missing)" when they are not there.
+std::string doc_tables(const std::string& doc, const std::string& name);
+
 }  // namespace acesim::test

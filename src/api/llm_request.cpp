@@ -30,9 +30,7 @@ int checked(const std::optional<int>& v, const char* flag, int lo, int hi, int f
 }  // namespace
 
 std::optional<TransformerShape> llm_shape(const TrainingRequest& o, const std::string& model) {
-  for (const TransformerShape& s : builtin_transformer_shapes()) {
-    if (s.name == model) return s;
-  }
+  if (const TransformerShape* s = find_transformer_shape(model)) return *s;
   if (model.ends_with(".yaml") || model.ends_with(".yml")) return read_transformer_file(model);
   if (!o.llm.given()) return std::nullopt;
   if (model != "gpt") {
@@ -127,9 +125,10 @@ bool is_simai_request(const TrainingRequest& o) {
 void run_simai_request(const TrainingRequest& o, const std::vector<std::string>& executors, const Topology& topo,
                        TrainingRun& run) {
   const TrainingRequest::Llm& l = o.llm;
-  if (l.tp || l.pp || l.dp || l.ep || l.cp || l.zero || l.micro_batch || l.global_batch || l.virtual_stages ||
-      l.sequence_parallel || !l.recompute.empty() || !l.attention.empty() || l.overlap_grad_reduce ||
-      l.overlap_param_gather || !l.chakra_out.empty()) {
+  TrainingRequest::Llm fixed = l;  // what the file fixes: all but the schedule (and --allow-oom, which has nothing to allow)
+  fixed.schedule.clear();
+  fixed.allow_oom = false;
+  if (fixed.given()) {
     throw InputError("--workload " + o.workload_file +
                      ": a SimAI file fixes its plan (model_parallel_NPU_group, ep, pp, ga); of the plan options only --schedule applies");
   }

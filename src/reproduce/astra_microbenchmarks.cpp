@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -181,14 +180,7 @@ std::string astra_microbenchmark_tables(const std::vector<AstraMicrobenchmark>& 
 }
 
 void write_astra_microbenchmarks(const std::vector<AstraMicrobenchmark>& rows, const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
-  const auto open = [&](const std::string& name) {
-    std::ofstream f(out_dir + "/" + name);
-    if (!f) throw InputError(out_dir + "/" + name + ": cannot write");
-    return f;
-  };
+  const auto open = [&](const std::string& name) { return open_study_file(out_dir, name); };
   std::ofstream csv = open("results.csv");
   csv << "op,npus,network,system,astra_aware_ns,acesim_fluid_ns,fluid_error,fluid_differences,fluid_adjusted_ns,"
          "astra_unaware_ns,acesim_analytical_ns,analytical_error,analytical_differences,analytical_adjusted_ns\n";

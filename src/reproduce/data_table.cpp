@@ -1,6 +1,7 @@
 #include "reproduce/data_table.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -56,6 +57,15 @@ double data_number(const std::string& text, const std::string& where) {
   } catch (const std::exception&) {
   }
   throw InputError(where + ": '" + text + "' is not a number");
+}
+
+std::ofstream open_study_file(const std::string& out_dir, const std::string& name) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
+  std::ofstream f(out_dir + "/" + name);
+  if (!f) throw InputError(out_dir + "/" + name + ": cannot write");
+  return f;
 }
 
 }  // namespace acesim

@@ -1,8 +1,10 @@
-// The data files the reproduction studies read (tests/data/.../*.csv):
+// The data files the reproduction studies read (tests/data/.../*.csv), and
+// the files they write:
 // comma-separated fields, blank lines and `#` lines skipped (the `#` lines
 // carry a table's source), the first other line a header naming the columns.
 #pragma once
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -23,5 +25,10 @@ DataTable read_data_table(const std::string& path, const std::string& hint = "")
 
 // A field as a finite number; throws InputError naming `where` and the text.
 double data_number(const std::string& text, const std::string& where);
+
+// A study's output file out_dir/name, the directory created if needed.
+// Throws InputError "DIR: cannot create the directory: ..." or
+// "DIR/NAME: cannot write".
+std::ofstream open_study_file(const std::string& out_dir, const std::string& name);
 
 }  // namespace acesim

@@ -30,9 +30,7 @@ constexpr int kMicroBatchesWithoutPipeline = 8;
 const std::vector<std::string> kExecutors = {"sm", "ace", "ideal"};
 
 const TransformerShape& builtin_shape(const std::string& name) {
-  for (const TransformerShape& s : builtin_transformer_shapes()) {
-    if (s.name == name) return s;
-  }
+  if (const TransformerShape* s = find_transformer_shape(name)) return *s;
   throw InputError("llm-offload: no built-in model '" + name + "'");
 }
 

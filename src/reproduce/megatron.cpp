@@ -1,7 +1,6 @@
 #include "reproduce/megatron.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -199,11 +198,7 @@ std::string megatron_tables(const MegatronStudy& study) {
 }
 
 void write_megatron(const MegatronStudy& study, const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
-  std::ofstream csv(out_dir + "/results.csv");
-  if (!csv) throw InputError(out_dir + "/results.csv: cannot write");
+  std::ofstream csv = open_study_file(out_dir, "results.csv");
   csv << "model,gpus,tp,pp,dp,batch,schedule,virtual_stages,measured_tflops_per_gpu,simulated,acesim_tflops_per_gpu,"
          "error,iteration_time_ns,exposed_tp_ns,exposed_dp_ns,exposed_pp_ns,pipeline_bubble_ns,memory_per_gpu_bytes\n";
   for (const MegatronRow& r : study.rows) {
@@ -217,8 +212,7 @@ void write_megatron(const MegatronStudy& study, const std::string& out_dir) {
     csv << fmt::format("{:.4f},{:.5f},{},{},{},{},{},{:.0f}\n", r.acesim_tflops, r.error(), ns(r.iteration_ps),
                        ns(r.exposed_tp_ps), ns(r.exposed_dp_ps), ns(r.exposed_pp_ps), ns(r.bubble_ps), r.memory_bytes);
   }
-  std::ofstream md(out_dir + "/report.md");
-  if (!md) throw InputError(out_dir + "/report.md: cannot write");
+  std::ofstream md = open_study_file(out_dir, "report.md");
   md << "# acesim against Megatron-LM on DGX A100 (arXiv 2104.04473, Table 1)\n\n"
      << "Source: " << study.source << "\n\nSettings, every row: `" << megatron_settings() << "`\n\n"
      << megatron_tables(study);

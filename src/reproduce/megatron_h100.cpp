@@ -1,7 +1,6 @@
 // LLM training against NeMo / Megatron-Core on DGX H100 (megatron_h100.h).
 #include "reproduce/megatron_h100.h"
 
-#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -22,9 +21,7 @@ constexpr const char* kPreset = "hgx-h100";
 constexpr int kGpusPerNode = 8;
 
 const TransformerShape& builtin(const std::string& name, const std::string& where) {
-  for (const TransformerShape& s : builtin_transformer_shapes()) {
-    if (s.name == name) return s;
-  }
+  if (const TransformerShape* s = find_transformer_shape(name)) return *s;
   throw InputError(where + ": '" + name + "' is not a built-in transformer");
 }
 
@@ -168,11 +165,7 @@ std::string megatron_h100_tables(const H100Study& study) {
 }
 
 void write_megatron_h100(const H100Study& study, const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
-  std::ofstream csv(out_dir + "/results.csv");
-  if (!csv) throw InputError(out_dir + "/results.csv: cannot write");
+  std::ofstream csv = open_study_file(out_dir, "results.csv");
   csv << "model,gpus,tp,pp,cp,vp,dp,global_batch,sequence_parallel,measured_step_s,acesim_step_s,error,acesim_mfu,compute_ns,"
          "pipeline_bubble_ns,exposed_tp_ns,exposed_cp_ns,exposed_pp_ns,exposed_dp_ns,memory_per_gpu_GB\n";
   const auto ns = [](TimePs t) { return fmt::format("{:.3f}", static_cast<double>(t) / 1e3); };
@@ -182,8 +175,7 @@ void write_megatron_h100(const H100Study& study, const std::string& out_dir) {
                        r.error(), r.mfu, ns(r.compute_ps), ns(r.bubble_ps), ns(r.exposed_tp_ps), ns(r.exposed_cp_ps),
                        ns(r.exposed_pp_ps), ns(r.exposed_dp_ps), r.memory_GB);
   }
-  std::ofstream md(out_dir + "/report.md");
-  if (!md) throw InputError(out_dir + "/report.md: cannot write");
+  std::ofstream md = open_study_file(out_dir, "report.md");
   md << "# acesim against NeMo / Megatron-Core on DGX H100 (BF16)\n\nSource: " << study.source << "\n\nSettings, every row: `"
      << megatron_h100_settings() << "`\n\n"
      << megatron_h100_tables(study);

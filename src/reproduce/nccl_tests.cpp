@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -153,11 +152,7 @@ std::string nccl_tests_tables(const std::vector<NcclTestsTable>& tables) {
 }
 
 void write_nccl_tests(const std::vector<NcclTestsTable>& tables, const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
-  std::ofstream csv(out_dir + "/results.csv");
-  if (!csv) throw InputError(out_dir + "/results.csv: cannot write");
+  std::ofstream csv = open_study_file(out_dir, "results.csv");
   csv << "table,platform,nodes,op,algo,size_bytes,measured_busbw_GBps,acesim_busbw_GBps,acesim_algorithm,"
          "acesim_protocol,error\n";
   for (const NcclTestsTable& t : tables) {
@@ -167,8 +162,7 @@ void write_nccl_tests(const std::vector<NcclTestsTable>& tables, const std::stri
                          r.error());
     }
   }
-  std::ofstream md(out_dir + "/report.md");
-  if (!md) throw InputError(out_dir + "/report.md: cannot write");
+  std::ofstream md = open_study_file(out_dir, "report.md");
   md << "# acesim against published nccl-tests measurements\n\n" << nccl_tests_tables(tables);
 }
 

@@ -3,7 +3,6 @@
 #include "reproduce/simai.h"
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <tuple>
@@ -175,14 +174,7 @@ std::string simai_tables(const SimaiStudy& study) {
 }
 
 void write_simai(const SimaiStudy& study, const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
-  const auto open = [&](const std::string& name) {
-    std::ofstream f(out_dir + "/" + name);
-    if (!f) throw InputError(out_dir + "/" + name + ": cannot write");
-    return f;
-  };
+  const auto open = [&](const std::string& name) { return open_study_file(out_dir, name); };
   std::ofstream csv = open("results.csv");
   csv << "file,gpus,simai_total_us,simai_compute_us,simai_exposed_us,ideal_iteration_ns,ideal_compute_ns,"
          "ideal_bubble_ns,ideal_exposed_ns,sm_iteration_ns,sm_compute_ns,sm_bubble_ns,sm_exposed_ns\n";

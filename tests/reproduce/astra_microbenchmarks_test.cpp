@@ -3,8 +3,6 @@
 // computes, and every difference over 5% is named and explained.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -21,19 +19,7 @@ const std::vector<AstraMicrobenchmark>& study() {
   return rows;
 }
 
-std::string doc_tables() {
-  std::ifstream in(test::source_dir() + "/docs/validation.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
-  const std::string begin = "<!-- astra-sim-2.0 tables: begin";
-  const std::string end = "<!-- astra-sim-2.0 tables: end -->";
-  const std::size_t b = doc.find(begin);
-  const std::size_t e = doc.find(end);
-  if (b == std::string::npos || e == std::string::npos || e < b) return "(markers missing)";
-  const std::size_t start = doc.find('\n', b) + 1;
-  return doc.substr(start, e - start);
-}
+std::string doc_tables() { return test::doc_tables("docs/validation.md", "astra-sim-2.0"); }
 
 TEST(AstraMicrobenchmarks, EveryExampleRuns) {
   // 4 collectives x 8 combinations of NPUs, network and system file.

@@ -2,7 +2,6 @@
 // every workload (about a second), their numbers as the doc states them,
 // and the doc's tables row for row what the study computes.
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -33,17 +32,7 @@ const OffloadPoint& point(const std::string& workload) {
   throw std::logic_error("no point " + workload);
 }
 
-std::string doc_tables() {
-  std::ifstream in(test::source_dir() + "/docs/llm-offload.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
-  const std::size_t b = doc.find("<!-- llm-offload tables: begin");
-  const std::size_t e = doc.find("<!-- llm-offload tables: end -->");
-  if (b == std::string::npos || e == std::string::npos || e < b) return "(markers missing)";
-  const std::size_t start = doc.find('\n', b) + 1;
-  return doc.substr(start, e - start);
-}
+std::string doc_tables() { return test::doc_tables("docs/llm-offload.md", "llm-offload"); }
 
 double ms(TimePs t) { return static_cast<double>(t) / 1e9; }
 

@@ -4,9 +4,7 @@
 // within its bound, and weak scaling goes the same way as measured. One
 // test, so that the study (about 6 s) runs once.
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -16,17 +14,7 @@
 namespace acesim {
 namespace {
 
-std::string doc_tables() {
-  std::ifstream in(test::source_dir() + "/docs/validation.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
-  const std::size_t b = doc.find("<!-- megatron-h100 tables: begin");
-  const std::size_t e = doc.find("<!-- megatron-h100 tables: end -->");
-  if (b == std::string::npos || e == std::string::npos || e < b) return "(markers missing)";
-  const std::size_t start = doc.find('\n', b) + 1;
-  return doc.substr(start, e - start);
-}
+std::string doc_tables() { return test::doc_tables("docs/validation.md", "megatron-h100"); }
 
 TEST(MegatronH100, TableErrorsAndWeakScaling) {
   const H100Study study = run_megatron_h100(test::data_dir());

@@ -5,9 +5,7 @@
 // The study simulates every rank of the 32- to 256-GPU rows (about half a
 // minute, most of it the 256-GPU row).
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -24,17 +22,7 @@ const MegatronStudy& study() {
   return s;
 }
 
-std::string doc_tables() {
-  std::ifstream in(test::source_dir() + "/docs/validation.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
-  const std::size_t b = doc.find("<!-- megatron tables: begin");
-  const std::size_t e = doc.find("<!-- megatron tables: end -->");
-  if (b == std::string::npos || e == std::string::npos || e < b) return "(markers missing)";
-  const std::size_t start = doc.find('\n', b) + 1;
-  return doc.substr(start, e - start);
-}
+std::string doc_tables() { return test::doc_tables("docs/validation.md", "megatron"); }
 
 TEST(Megatron, DocumentedTablesAreWhatTheStudyComputes) {
   EXPECT_EQ(doc_tables(), megatron_tables(study()))

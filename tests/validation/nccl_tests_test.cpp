@@ -1,9 +1,7 @@
 // The GPU presets against published nccl-tests measurements
 // (docs/validation.md, section 2): the published tables stay what the study
 // computes, and each table's geomean error within its bound.
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -19,17 +17,7 @@ const std::vector<NcclTestsTable>& study() {
   return tables;
 }
 
-std::string doc_tables() {
-  std::ifstream in(test::source_dir() + "/docs/validation.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
-  const std::size_t b = doc.find("<!-- nccl-tests tables: begin");
-  const std::size_t e = doc.find("<!-- nccl-tests tables: end -->");
-  if (b == std::string::npos || e == std::string::npos || e < b) return "(markers missing)";
-  const std::size_t start = doc.find('\n', b) + 1;
-  return doc.substr(start, e - start);
-}
+std::string doc_tables() { return test::doc_tables("docs/validation.md", "nccl-tests"); }
 
 TEST(NcclTests, DocumentedTablesAreWhatTheStudyComputes) {
   EXPECT_EQ(doc_tables(), nccl_tests_tables(study()))

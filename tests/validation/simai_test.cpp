@@ -6,8 +6,6 @@
 // collectives that agree (forward tensor-parallel, pipeline messages) and
 // the differences docs/validation.md explains stay as they are.
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -31,17 +29,7 @@ const SimaiCase& find(const std::string& file) {
   return none;
 }
 
-std::string doc_tables() {
-  std::ifstream in(test::source_dir() + "/docs/validation.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string doc = ss.str();
-  const std::size_t b = doc.find("<!-- simai tables: begin");
-  const std::size_t e = doc.find("<!-- simai tables: end -->");
-  if (b == std::string::npos || e == std::string::npos || e < b) return "(markers missing)";
-  const std::size_t start = doc.find('\n', b) + 1;
-  return doc.substr(start, e - start);
-}
+std::string doc_tables() { return test::doc_tables("docs/validation.md", "simai"); }
 
 TEST(Simai, DocumentedTablesAreWhatTheStudyComputes) {
   EXPECT_EQ(doc_tables(), simai_tables(study()))

@@ -9,6 +9,7 @@
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "workload/formats/format_registry.h"
+#include "workload/formats/simai_workload.h"
 #include "workload/formats/text_columns.h"
 
 namespace acesim {
@@ -155,8 +156,7 @@ class Reader {
         fail(head_line, head.size() > 1 ? head[1].column : 0, kw + " needs 'model_parallel_NPU_group: N'");
       }
       for (const Token& t : head) {
-        if (t.text == "ep:" || t.text == "pp:" || t.text == "vpp:" || t.text == "ga:" || t.text == "all_gpus:" ||
-            t.text == "pp_comm" || t.text == "pp_comm:") {
+        if (is_simai_header_key(t.text)) {
           fail(head_line, t.column, "'" + t.text + "' is a SimAI/AICB header key: read the file as SimAI's (--format simai, or no --format)");
         }
       }

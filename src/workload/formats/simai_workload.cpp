@@ -280,12 +280,15 @@ std::string_view to_string(SimaiGroup g) {
   return "?";
 }
 
+bool is_simai_header_key(std::string_view k) {
+  return k == "ep:" || k == "pp:" || k == "vpp:" || k == "ga:" || k == "all_gpus:" || k == "pp_comm" || k == "pp_comm:";
+}
+
 bool is_simai_header(std::string_view first_line) {
   const std::vector<TextToken> t = split_columns(std::string(first_line));
   if (t.empty() || t[0].text != kKeyword) return false;
   for (std::size_t i = 1; i < t.size(); ++i) {
-    const std::string& k = t[i].text;
-    if (k == "ep:" || k == "pp:" || k == "vpp:" || k == "ga:" || k == "all_gpus:" || k == "pp_comm" || k == "pp_comm:") return true;
+    if (is_simai_header_key(t[i].text)) return true;
   }
   return false;
 }

@@ -58,8 +58,11 @@ struct SimaiWorkload {
   std::size_t tail_begin() const { return preamble + static_cast<std::size_t>(ga) * block; }
 };
 
+// SimAI's own header keys, which ASTRA-sim 1.0's header has not: ep:, pp:,
+// vpp:, ga:, all_gpus:, pp_comm (or pp_comm:).
+bool is_simai_header_key(std::string_view token);
 // Whether a file's first line is a SimAI header (the fwd-in-bckwd keyword
-// with any of SimAI's keys: ep:, pp:, vpp:, ga:, all_gpus:, pp_comm).
+// with any of SimAI's own keys).
 bool is_simai_header(std::string_view first_line);
 bool looks_like_simai(const std::string& path);
 

@@ -87,6 +87,13 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
   return zoo;
 }
 
+const TransformerShape* find_transformer_shape(std::string_view name) {
+  for (const TransformerShape& s : builtin_transformer_shapes()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
 namespace {
 
 int positive(const YAML::Node& root, const char* key, const std::string& file) {

@@ -67,6 +67,8 @@ TransformerShape gpt_shape(const ModelOptions& opt);
 
 // The built-in LLMs' shapes (models gpt3-175b, llama3-8b, ...).
 const std::vector<TransformerShape>& builtin_transformer_shapes();
+// The built-in LLM of that name; null if there is none.
+const TransformerShape* find_transformer_shape(std::string_view name);
 
 // Reads a model file (keys layers, hidden, heads, kv_heads, ffn_hidden, seq,
 // vocab, activation: gelu | swiglu, tied_embeddings; mixture of experts:
