@@ -37,6 +37,10 @@ struct PlatformRequest {
   std::optional<long long> nodes;  // the node dimension's size (node-based platforms only)
   bool full = false;          // simulate every rank even when one could stand for all
   bool check = false;         // check expensive invariants while running
+  // Or the platform's YAML text itself (in place of `file`), and what it is
+  // called in messages and reports.
+  std::string yaml_text;
+  std::string yaml_source;
   bool astra() const { return !astra_network.empty(); }
 };
 PlatformConfig load_platform(const PlatformRequest& request);

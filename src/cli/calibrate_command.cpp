@@ -62,7 +62,7 @@ int run(const Options& o) {
 
 }  // namespace
 
-std::function<int()> add_calibrate_command(CLI::App& app) {
+CommandRunner add_calibrate_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "calibrate", "Fit the NPU model to GPU measurements (tools/gpu-characterize) and check the fit against them");
@@ -77,7 +77,7 @@ std::function<int()> add_calibrate_command(CLI::App& app) {
   c->add_option("--out", o->out, "write the calibrated platform YAML here")->check(non_empty());
   c->add_option("--csv", o->csv, "write measured vs predicted, one row per measurement, here")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");
-  return [o] { return run(*o); };
+  return {[o] { return run(*o); }, nullptr, nullptr};
 }
 
 }  // namespace acesim::cli

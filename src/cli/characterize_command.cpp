@@ -44,28 +44,45 @@ Kernel parse_gemm(const std::string& text) {
   return gemm_kernel(dims[0], dims[1], dims[2]);
 }
 
-int run(const Options& o) {
-  const PlatformConfig platform = api::load_platform(platform_request(o.platform));
+struct Characterized {
+  PlatformConfig platform;
   CollectiveRequestSpec req;
-  req.op = api::parse_op("--op", o.op);
-  req.full = o.platform.full;
-  const std::uint64_t bytes = api::parse_size("--bytes", o.bytes);
-  if (bytes == 0) throw InputError("--bytes: must be > 0");
+  std::uint64_t bytes = 0;
+  Study study;
+};
+
+Characterized simulate(const Options& o) {
+  Characterized c;
+  c.platform = api::load_platform(platform_request(o.platform));
+  c.req.op = api::parse_op("--op", o.op);
+  c.req.full = o.platform.full;
+  c.bytes = api::parse_size("--bytes", o.bytes);
+  if (c.bytes == 0) throw InputError("--bytes: must be > 0");
   const Kernel kernel = parse_gemm(o.gemm);
   const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
-  const Study s = run_study(o.study, platform, req, bytes, kernel, Progress(display.get()));
+  c.study = run_study(o.study, c.platform, c.req, c.bytes, kernel, Progress(display.get()));
   if (display) display->finish();
+  return c;
+}
+
+int run(const Options& o) {
+  const Characterized c = simulate(o);
   if (o.json) {
-    std::printf("%s\n", study_json(s).dump(2).c_str());
+    std::printf("%s\n", study_json(c.study).dump(2).c_str());
   } else {
-    std::fputs(format_study(s, platform, req, bytes).c_str(), stdout);
+    std::fputs(format_study(c.study, c.platform, c.req, c.bytes).c_str(), stdout);
   }
   return kExitOk;
 }
 
+CommandReport report(const Options& o) {
+  const Characterized c = simulate(o);
+  return {study_json(c.study), c.platform.warnings};
+}
+
 }  // namespace
 
-std::function<int()> add_characterize_command(CLI::App& app) {
+CommandRunner add_characterize_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "characterize", "The endpoint characterization: bandwidth vs compute units (units) and vs HBM bandwidth (hbm), "
@@ -77,7 +94,7 @@ std::function<int()> add_characterize_command(CLI::App& app) {
   c->add_option("--gemm", o->gemm, "overlap study: the kernel, a GEMM of M,N,K (bf16)")->capture_default_str();
   c->add_flag("--json", o->json, "print JSON instead of a table");
   add_progress_options(c, o->progress);
-  return [o] { return run(*o); };
+  return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform};
 }
 
 }  // namespace acesim::cli

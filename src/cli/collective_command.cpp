@@ -29,15 +29,20 @@ struct Options {
   api::CollectiveRequest request;
 };
 
-int run(const Options& o) {
+api::CollectiveRun simulate(const Options& o) {
   const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
   api::CollectiveRequest request = o.request;
   request.progress = display.get();
-  const api::CollectiveRun run = api::simulate_collectives(request);
+  api::CollectiveRun run = api::simulate_collectives(request);
   if (display) display->finish();
+  return run;
+}
+
+int run(const Options& o) {
+  const api::CollectiveRun run = simulate(o);
   // Warnings only once the run has worked, so that a failing run prints its
   // one error line alone.
-  for (const std::string& w : run.platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", w.c_str());
+  print_warnings(run.platform.warnings);
   if (o.json) {
     std::printf("%s\n", to_json(run.platform, run.results).dump(2).c_str());
   } else {
@@ -46,9 +51,14 @@ int run(const Options& o) {
   return kExitOk;
 }
 
+CommandReport report(const Options& o) {
+  const api::CollectiveRun run = simulate(o);
+  return {to_json(run.platform, run.results), run.platform.warnings};
+}
+
 }  // namespace
 
-std::function<int()> add_collective_command(CLI::App& app) {
+CommandRunner add_collective_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("collective", "Time one collective (nccl-tests style table)");
   add_platform_options(c, o->platform);
@@ -69,8 +79,8 @@ std::function<int()> add_collective_command(CLI::App& app) {
   add_progress_options(c, o->progress);
   c->add_option("--straggler", o->request.stragglers,
                 "RANK=FACTOR: that NPU's links (in and out) carry FACTOR times less (repeatable; runs in full)");
-  return [o, bytes, min_bytes, max_bytes, dims, root, library, algo, proto, channels] {
-    // Whether each option was given at all (an empty value still counts).
+  // Whether each option was given at all (an empty value still counts).
+  auto prepare = [o, bytes, min_bytes, max_bytes, dims, root, library, algo, proto, channels] {
     api::CollectiveRequest& r = o->request;
     r.platform = platform_request(o->platform);
     if (bytes->count() > 0) r.bytes = o->bytes;
@@ -82,8 +92,16 @@ std::function<int()> add_collective_command(CLI::App& app) {
     if (algo->count() > 0) r.algo = o->algo;
     if (proto->count() > 0) r.proto = o->proto;
     if (channels->count() > 0) r.channels = o->channels;
-    return run(*o);
   };
+  return {[o, prepare] {
+            prepare();
+            return run(*o);
+          },
+          [o, prepare] {
+            prepare();
+            return report(*o);
+          },
+          &o->platform};
 }
 
 }  // namespace acesim::cli

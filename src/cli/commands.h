@@ -1,23 +1,46 @@
-// Subcommands of the acesim CLI. Each registers its options on the app and
-// returns the function that runs it (exit status).
+// Subcommands of the acesim CLI. Each registers its options on an app and
+// returns how to run it: as the command line does (print, exit status), and,
+// for the commands with a --json report, in-process, returning that report
+// (cli/invoke.h: sweeps, MPI workers and the Python module run them so).
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 namespace acesim::cli {
+
+struct PlatformOptions;
 
 // Exit statuses.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitStuck = 3;
 
-std::function<int()> add_collective_command(CLI::App& app);
-std::function<int()> add_characterize_command(CLI::App& app);
-std::function<int()> add_run_command(CLI::App& app);
-std::function<int()> add_reproduce_command(CLI::App& app);
-std::function<int()> add_calibrate_command(CLI::App& app);
-std::function<int()> add_list_command(CLI::App& app);
+// A command's --json report and the warnings it would print on stderr.
+struct CommandReport {
+  nlohmann::json json;
+  std::vector<std::string> warnings;
+};
+
+struct CommandRunner {
+  std::function<int()> run;  // as the CLI: prints its output, returns the exit status
+  // The --json report, printing nothing; empty for commands without one.
+  std::function<CommandReport()> report;
+  // Its platform options (null for commands without): callers in-process
+  // may hand it a platform's YAML text instead of a file.
+  PlatformOptions* platform = nullptr;
+};
+
+CommandRunner add_collective_command(CLI::App& app);
+CommandRunner add_characterize_command(CLI::App& app);
+CommandRunner add_run_command(CLI::App& app);
+CommandRunner add_reproduce_command(CLI::App& app);
+CommandRunner add_calibrate_command(CLI::App& app);
+CommandRunner add_list_command(CLI::App& app);
+CommandRunner add_sweep_command(CLI::App& app);
 
 }  // namespace acesim::cli

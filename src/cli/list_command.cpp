@@ -39,12 +39,12 @@ int run(const Options& o) {
 
 }  // namespace
 
-std::function<int()> add_list_command(CLI::App& app) {
+CommandRunner add_list_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("list", "List what can be named: collective algorithms, network backends, ...");
   c->add_option("family", o->family, join_names(api::catalogue_keys()) + " (default: all)");
   c->add_flag("--markdown", o->markdown, "print the tables of docs/formats.md");
-  return [o] { return run(*o); };
+  return {[o] { return run(*o); }, nullptr, nullptr};
 }
 
 }  // namespace acesim::cli

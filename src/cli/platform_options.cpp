@@ -1,5 +1,7 @@
 #include "cli/platform_options.h"
 
+#include <cstdio>
+
 #include "config/presets.h"
 #include "endpoint/executor_registry.h"
 
@@ -43,7 +45,13 @@ api::PlatformRequest platform_request(const PlatformOptions& o) {
   if (o.nodes_option != nullptr && o.nodes_option->count() > 0) r.nodes = o.nodes;
   r.full = o.full;
   r.check = o.check;
+  r.yaml_text = o.yaml_text;
+  r.yaml_source = o.yaml_source;
   return r;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::fprintf(stderr, "acesim: warning: %s\n", w.c_str());
 }
 
 }  // namespace acesim::cli

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -25,11 +26,19 @@ struct PlatformOptions {
   CLI::Option* nodes_option = nullptr;
   bool full = false;  // simulate every rank even when one could stand for all
   bool check = false;  // check expensive invariants while running
+  // Set in-process (sweeps, the Python module), not by a flag: the
+  // platform's YAML text, standing in for --platform's file, and what it is
+  // called in messages and reports.
+  std::string yaml_text;
+  std::string yaml_source;
 };
 
 void add_platform_options(CLI::App* app, PlatformOptions& o);
 // The flags as a library request (api/api.h).
 api::PlatformRequest platform_request(const PlatformOptions& o);
+
+// "acesim: warning: ..." on stderr, one line each.
+void print_warnings(const std::vector<std::string>& warnings);
 
 // Refuses empty option values instead of falling back to a default.
 const CLI::Validator& non_empty();

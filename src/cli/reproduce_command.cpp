@@ -165,7 +165,7 @@ int run(const Options& o) {
 
 }  // namespace
 
-std::function<int()> add_reproduce_command(CLI::App& app) {
+CommandRunner add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "reproduce",
@@ -182,7 +182,7 @@ std::function<int()> add_reproduce_command(CLI::App& app) {
   c->add_flag("--no-sensitivity", o->no_sensitivity, "skip the sensitivity studies");
   c->add_flag("--no-plots", o->no_plots, "skip the PNG plots");
   add_progress_options(c, o->progress);
-  return [o] { return run(*o); };
+  return {[o] { return run(*o); }, nullptr, nullptr};
 }
 
 }  // namespace acesim::cli

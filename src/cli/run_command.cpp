@@ -51,7 +51,7 @@ std::string with_executor_suffix(const std::string& path, const std::string& exe
   return (p.parent_path() / (p.stem().string() + "." + executor + p.extension().string())).string();
 }
 
-void write_chakra_outputs(const Options& o, const std::vector<ChakraReport>& reports, const PlatformConfig& platform) {
+void write_chakra_files(const Options& o, const std::vector<ChakraReport>& reports) {
   const bool several = reports.size() > 1;
   for (const ChakraReport& r : reports) {
     if (!o.csv.empty()) {
@@ -64,20 +64,9 @@ void write_chakra_outputs(const Options& o, const std::vector<ChakraReport>& rep
       f << chakra_trace_events(r).dump() << '\n';
     }
   }
-  if (o.json) {
-    nlohmann::json runs = nlohmann::json::array();
-    for (const ChakraReport& r : reports) runs.push_back(chakra_json(r));
-    std::printf("%s\n", (several ? nlohmann::json{{"runs", runs}} : runs[0]).dump(2).c_str());
-    return;
-  }
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (several) std::printf("%s== executor %s\n", i ? "\n" : "", reports[i].executor.c_str());
-    std::fputs(format_chakra(reports[i], platform).c_str(), stdout);
-  }
 }
 
-void write_training_outputs(const Options& o, const api::TrainingRun& run) {
-  const std::vector<TrainReport>& reports = run.reports;
+void write_training_files(const Options& o, const std::vector<TrainReport>& reports) {
   const bool several = reports.size() > 1;
   if (!o.csv.empty()) {
     for (const TrainReport& r : reports) {
@@ -92,27 +81,20 @@ void write_training_outputs(const Options& o, const api::TrainingRun& run) {
       f << training_trace(r).dump() << '\n';
     }
   }
-  if (o.json) {
-    if (several) {
-      nlohmann::json runs = nlohmann::json::array();
-      for (const TrainReport& r : reports) runs.push_back(training_json(r));
-      std::printf("%s\n", nlohmann::json{{"runs", runs}}.dump(2).c_str());
-    } else {
-      std::printf("%s\n", training_json(reports[0]).dump(2).c_str());
-    }
-  } else if (several) {
+}
+
+void print_training_tables(const api::TrainingRun& run) {
+  const std::vector<TrainReport>& reports = run.reports;
+  if (reports.size() > 1) {
     std::fputs(format_comparison(reports, run.platform).c_str(), stdout);
   } else {
     std::fputs(format_training(reports[0], run.platform).c_str(), stdout);
   }
-  if (!run.even_iteration_ps.empty() && !o.json) {
-    for (std::size_t i = 0; i < reports.size(); ++i) {
-      const double with = ps_to_us(reports[i].iteration_ps);
-      const double without = ps_to_us(run.even_iteration_ps[i]);
-      std::printf("stragglers (%s): iteration %.3f us against %.3f us without them (%+.1f%%)\n",
-                  reports[i].executor.c_str(), with, without,
-                  without > 0 ? 100.0 * (with - without) / without : 0.0);
-    }
+  for (std::size_t i = 0; i < run.even_iteration_ps.size(); ++i) {
+    const double with = ps_to_us(reports[i].iteration_ps);
+    const double without = ps_to_us(run.even_iteration_ps[i]);
+    std::printf("stragglers (%s): iteration %.3f us against %.3f us without them (%+.1f%%)\n",
+                reports[i].executor.c_str(), with, without, without > 0 ? 100.0 * (with - without) / without : 0.0);
   }
 }
 
@@ -144,8 +126,7 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
       ->group(group);
 }
 
-void write_llm_outputs(const Options& o, const api::TrainingRun& run) {
-  const std::vector<LlmReport>& reports = run.llm;
+void write_llm_files(const Options& o, const std::vector<LlmReport>& reports) {
   const bool several = reports.size() > 1;
   for (const LlmReport& r : reports) {
     if (!o.csv.empty()) write_llm_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
@@ -156,18 +137,25 @@ void write_llm_outputs(const Options& o, const api::TrainingRun& run) {
       f << llm_trace(r).dump() << '\n';
     }
   }
-  if (o.json) {
-    nlohmann::json runs = nlohmann::json::array();
-    for (const LlmReport& r : reports) runs.push_back(llm_json(r));
-    std::printf("%s\n", (several ? nlohmann::json{{"runs", runs}} : runs[0]).dump(2).c_str());
-  } else if (several) {
-    std::fputs(format_llm_comparison(reports, run.platform).c_str(), stdout);
-  } else {
-    std::fputs(format_llm(reports[0], run.platform).c_str(), stdout);
-  }
 }
 
-int run(Options& o) {
+// One run's report, or {"runs": [...]} for several executors side by side.
+template <typename Report, typename ToJson>
+nlohmann::json runs_json(const std::vector<Report>& reports, ToJson to_json) {
+  if (reports.size() == 1) return to_json(reports[0]);
+  nlohmann::json runs = nlohmann::json::array();
+  for (const Report& r : reports) runs.push_back(to_json(r));
+  return {{"runs", runs}};
+}
+
+nlohmann::json run_json(const api::TrainingRun& run) {
+  if (!run.llm.empty()) return runs_json(run.llm, [](const LlmReport& r) { return llm_json(r); });
+  if (!run.chakra.empty()) return runs_json(run.chakra, [](const ChakraReport& r) { return chakra_json(r); });
+  return runs_json(run.reports, [](const TrainReport& r) { return training_json(r); });
+}
+
+// Runs the request and writes the files it asks for (--csv, --trace).
+api::TrainingRun simulate(Options& o) {
   if (o.trace_npus_option->count() > 0 && (o.trace_npus < 1 || o.trace_npus > 1024)) {
     throw InputError("--trace-npus: must be in 1..1024, got " + std::to_string(o.trace_npus));
   }
@@ -178,22 +166,45 @@ int run(Options& o) {
   r.trace_ranks = o.trace.empty() ? 0 : o.trace_npus;
   const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
   r.progress = display.get();
-  const api::TrainingRun run = api::simulate_training(r);
+  api::TrainingRun run = api::simulate_training(r);
   if (display) display->finish();
-  for (const std::string& warning : run.platform.warnings) std::fprintf(stderr, "acesim: warning: %s\n", warning.c_str());
   if (!run.llm.empty()) {
-    write_llm_outputs(o, run);
+    write_llm_files(o, run.llm);
   } else if (!run.chakra.empty()) {
-    write_chakra_outputs(o, run.chakra, run.platform);
+    write_chakra_files(o, run.chakra);
   } else {
-    write_training_outputs(o, run);
+    write_training_files(o, run.reports);
+  }
+  return run;
+}
+
+int run(Options& o) {
+  const api::TrainingRun run = simulate(o);
+  print_warnings(run.platform.warnings);
+  if (o.json) {
+    std::printf("%s\n", run_json(run).dump(2).c_str());
+  } else if (!run.llm.empty()) {
+    std::fputs((run.llm.size() > 1 ? format_llm_comparison(run.llm, run.platform) : format_llm(run.llm[0], run.platform)).c_str(),
+               stdout);
+  } else if (!run.chakra.empty()) {
+    for (std::size_t i = 0; i < run.chakra.size(); ++i) {
+      if (run.chakra.size() > 1) std::printf("%s== executor %s\n", i ? "\n" : "", run.chakra[i].executor.c_str());
+      std::fputs(format_chakra(run.chakra[i], run.platform).c_str(), stdout);
+    }
+  } else {
+    print_training_tables(run);
   }
   return kExitOk;
 }
 
+CommandReport report(Options& o) {
+  const api::TrainingRun run = simulate(o);
+  return {run_json(run), run.platform.warnings};
+}
+
 }  // namespace
 
-std::function<int()> add_run_command(CLI::App& app) {
+CommandRunner add_run_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "run", "Simulate training iterations (default: ResNet-50, data parallel, on the default platform, sm and ace side by side)");
@@ -219,7 +230,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");
   add_llm_options(c, o->request.llm);
-  return [o] { return run(*o); };
+  return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform};
 }
 
 }  // namespace acesim::cli

@@ -73,7 +73,7 @@ void check_map(const YAML::Node& node, const std::string& file, const std::strin
     const std::string full = path.empty() ? key : path + "." + key;
     bool ok = false;
     for (const std::string& a : allowed) ok = ok || a == key;
-    if (!ok) throw_input_error(file, line_of(it->first), full, "unknown key" + suggestion(key, allowed));
+    if (!ok) throw UnknownKeyError(input_location(file, line_of(it->first), full) + ": unknown key" + suggestion(key, allowed));
     // yaml-cpp keeps both copies of a repeated key and node[key] finds the
     // first: refuse rather than silently ignore one of them.
     for (const auto& [k, line] : seen) {

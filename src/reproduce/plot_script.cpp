@@ -7,24 +7,49 @@
 
 namespace acesim {
 
-bool run_plot_script(const std::string& dir, std::string_view script, std::FILE* progress) {
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Debian's interpreter: that is where python3-matplotlib is installed.
+std::string python() { return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
+
+}  // namespace
+
+int run_embedded_script(const std::string& dir, std::string_view script, const std::vector<std::string>& args,
+                        std::string& output) {
   const std::string path = (std::filesystem::path(dir) / std::filesystem::path(script).filename()).string();
   {
     std::ofstream f(path);
-    if (!f) return false;
+    if (!f) {
+      output = "cannot write " + path;
+      return 1;
+    }
     f << embedded_file(script);
   }
-  // Debian's interpreter: that is where python3-matplotlib is installed.
-  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  const std::string cmd = python + " '" + path + "' '" + dir + "' 2>&1";
+  std::string cmd = python() + " " + quoted(path);
+  for (const std::string& a : args) cmd += " " + quoted(a);
+  cmd += " 2>&1";
   std::FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return false;
-  std::string out;
+  if (pipe == nullptr) {
+    output = "cannot start " + python();
+    return 1;
+  }
+  output.clear();
   char buf[256];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
-  const int rc = ::pclose(pipe);
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) output += buf;
+  return ::pclose(pipe);
+}
+
+bool run_plot_script(const std::string& dir, std::string_view script, std::FILE* progress) {
+  std::string out;
+  const int rc = run_embedded_script(dir, script, {dir}, out);
   if (rc != 0 && progress != nullptr) {
-    std::fprintf(progress, "reproduce: warning: plots not made (%s): %s", python.c_str(), out.c_str());
+    std::fprintf(progress, "reproduce: warning: plots not made (%s): %s", python().c_str(), out.c_str());
   }
   return rc == 0;
 }

@@ -1,0 +1,170 @@
+#include "cli/invoke.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cli/platform_options.h"
+#include "config/input_error.h"
+#include "engine/simulation.h"
+#include "registry/registry.h"
+
+namespace acesim::cli {
+namespace {
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return s;
+}
+
+// Set by the caller of invoke(), never by a point's options.
+bool caller_sets(const std::string& name) { return name == "json" || name == "progress" || name == "no-progress" || name == "help"; }
+
+std::string normalized(std::string name) {
+  if (name.rfind("--", 0) == 0) name = name.substr(2);
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
+const CLI::Option* find_option(const CLI::App& command, const std::string& name) {
+  for (const CLI::Option* opt : command.get_options()) {
+    const std::vector<std::string>& longs = opt->get_lnames();
+    if (std::find(longs.begin(), longs.end(), name) != longs.end()) return opt;
+    if (!opt->nonpositional() && opt->get_name(true) == name) return opt;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> option_names(const CLI::App& command) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : command.get_options()) {
+    if (!opt->nonpositional()) names.push_back(opt->get_name(true));
+    for (const std::string& l : opt->get_lnames()) {
+      if (!caller_sets(l)) names.push_back(l);
+    }
+  }
+  return names;
+}
+
+// A value's text as a command line carries it.
+std::string argument_text(const nlohmann::json& v, const std::string& where) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer() || v.is_number_unsigned() || v.is_number_float()) return v.dump();
+  throw InputError(where + ": expected a value, got " + std::string(v.is_object() ? "a map" : v.is_array() ? "a list inside a list" : "nothing"));
+}
+
+}  // namespace
+
+const std::vector<CommandEntry>& command_table() {
+  static const std::vector<CommandEntry> table{
+      {"collective", add_collective_command, true},
+      {"characterize", add_characterize_command, true},
+      {"run", add_run_command, true},
+      {"sweep", add_sweep_command, false},
+      {"reproduce", add_reproduce_command, false},
+      {"calibrate", add_calibrate_command, false},
+      {"list", add_list_command, false},
+  };
+  return table;
+}
+
+CommandError current_error() {
+  try {
+    throw;
+  } catch (const InvokeError& e) {
+    return e.error();
+  } catch (const CLI::ParseError& e) {
+    return {kExitBadInput, one_line(e.what()) + " (see acesim --help)", false};
+  } catch (const InputError& e) {
+    return {kExitBadInput, one_line(e.what()), false};
+  } catch (const SimulationStuck& e) {
+    return {kExitStuck, one_line(e.what()), false};
+  } catch (const std::overflow_error& e) {
+    return {kExitBadInput, one_line(e.what()), false};
+  } catch (const std::invalid_argument& e) {
+    // Model-level refusals of what the input asked for.
+    return {kExitBadInput, one_line(e.what()), false};
+  } catch (const std::exception& e) {
+    return {1, one_line(e.what()), true};
+  } catch (...) {
+    return {1, "unknown exception", true};
+  }
+}
+
+RegisteredCommand register_command(std::string_view name) {
+  std::vector<std::string> names;
+  for (const CommandEntry& e : command_table()) {
+    if (!e.reports_json) continue;
+    names.emplace_back(e.name);
+    if (e.name != name) continue;
+    RegisteredCommand r;
+    r.app = std::make_unique<CLI::App>("acesim");
+    r.runner = e.add(*r.app);
+    r.command = r.app->get_subcommand(std::string(name));
+    return r;
+  }
+  throw InputError("unknown command '" + std::string(name) + "' (one of " + join_names(names, ", ") + ")" +
+                   suggestion(name, names));
+}
+
+std::string option_name(const CLI::App& command, const std::string& name) {
+  const std::string n = normalized(name);
+  if (caller_sets(n)) return "";
+  return find_option(command, n) != nullptr ? n : "";
+}
+
+std::vector<std::string> option_arguments(const CLI::App& command, const std::string& name, const nlohmann::json& value,
+                                          const std::string& where) {
+  const std::string n = normalized(name);
+  if (caller_sets(n)) throw InputError(where + ": --" + n + " is set by the caller, not per run");
+  const CLI::Option* opt = find_option(command, n);
+  if (opt == nullptr) {
+    throw InputError(where + ": '" + command.get_name() + "' has no option '" + name + "'" + suggestion(n, option_names(command)));
+  }
+  if (value.is_null()) return {};
+  const std::string flag = opt->nonpositional() ? "--" + n : "";
+  auto with_flag = [&](std::vector<std::string> values) {
+    std::vector<std::string> args;
+    for (std::string& v : values) {
+      if (!flag.empty()) args.push_back(flag);
+      args.push_back(std::move(v));
+    }
+    return args;
+  };
+  if (opt->get_expected_max() == 0) {  // a flag
+    if (value == true || value == "true") return {flag};
+    if (value == false || value == "false") return {};
+    throw InputError(where + ": --" + n + " is a flag: true or false");
+  }
+  if (value.is_array()) {
+    std::vector<std::string> items;
+    for (const nlohmann::json& item : value) items.push_back(argument_text(item, where));
+    if (opt->get_expected_max() > 1) return with_flag(items);
+    std::string joined;
+    for (const std::string& item : items) joined += (joined.empty() ? "" : ",") + item;
+    return with_flag({joined});
+  }
+  return with_flag({argument_text(value, where)});
+}
+
+CommandReport invoke(const Invocation& invocation) {
+  try {
+    if (invocation.args.empty()) throw InputError("no command given");
+    RegisteredCommand c = register_command(invocation.args[0]);
+    // CLI11 takes the arguments last first.
+    std::vector<std::string> args(invocation.args.rbegin(), invocation.args.rend());
+    args.insert(args.begin(), "--no-progress");
+    args.insert(args.begin(), "--json");
+    c.app->parse(args);
+    if (!invocation.platform_yaml.empty()) {
+      c.runner.platform->yaml_text = invocation.platform_yaml;
+      c.runner.platform->yaml_source = invocation.platform_source;
+    }
+    return c.runner.report();
+  } catch (...) {
+    throw InvokeError(current_error());
+  }
+}
+
+}  // namespace acesim::cli

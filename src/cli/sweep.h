@@ -1,0 +1,220 @@
+// Design-space sweeps (`acesim sweep`, docs/sweeps.md): a grid file names a
+// command, its base options and axes -- `grid:` (every combination) and
+// `zip:` (lists advanced together) -- over the command's options and the
+// platform YAML's keys (dotted paths such as topology.1.bandwidth_GBps).
+// Every point runs in-process through cli/invoke.h, so a point means what
+// the same command line means; its --json report becomes one row of
+// results.csv and one line of results.jsonl.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/invoke.h"
+#include "engine/progress.h"
+
+namespace acesim::cli::sweep {
+
+// An option or a platform key (its name has a dot) and a value for it; YAML
+// scalars are kept as their text.
+struct Setting {
+  std::string name;
+  nlohmann::json value;
+  bool platform_key() const { return name.find('.') != std::string::npos; }
+};
+
+struct Axis {
+  std::string name;
+  std::vector<nlohmann::json> values;
+  bool platform_key() const { return name.find('.') != std::string::npos; }
+};
+
+struct Grid {
+  std::string source;   // the grid file, for messages
+  std::string command;  // collective | run | characterize
+  std::vector<Setting> options;  // the base options, in file order
+  std::vector<Axis> grid;        // cartesian product, in file order (the last varies fastest)
+  std::vector<Axis> zip;         // advanced together, as one more axis after the grid's
+  // Points: the product of the grid axes' lengths and the zip lists' length.
+  std::size_t points() const;
+  // The axes' names, grid then zip: the parameter columns of results.csv.
+  std::vector<std::string> axis_names() const;
+  // What identifies the grid (DIR/sweep.json): a resumed sweep or a merged
+  // shard must have the same.
+  nlohmann::json identity() const;
+};
+
+// Reads a grid; throws InputError naming the file, line and key for
+// anything malformed (an unknown top-level key, an empty axis, zip lists of
+// different lengths, a name in two places).
+Grid parse_grid(std::string_view yaml_text, const std::string& source);
+Grid load_grid(const std::string& path);
+
+// Every point of a grid, checked before any runs: the command and every
+// option name exist, every value is of the option's kind, and every
+// platform key exists in every base platform the points use.
+class Plan {
+ public:
+  explicit Plan(Grid grid);  // throws InputError
+  const Grid& grid() const { return grid_; }
+  std::size_t size() const { return size_; }
+  // Point `index`'s axis values, by axis name.
+  nlohmann::json params(std::size_t index) const;
+  // How to run point `index` (safe to call from several threads).
+  Invocation invocation(std::size_t index) const;
+
+ private:
+  // The settings of point `index`: base options, then its axis values.
+  std::vector<Setting> settings(std::size_t index) const;
+  // The platform YAML text with the point's keys set, and its name. `base`
+  // is the platform option's value: null (the default platform), a file or
+  // preset name, or a platform written inline (a map).
+  std::pair<std::string, std::string> platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const;
+
+  Grid grid_;
+  RegisteredCommand command_;  // its options, looked up (read only) from every thread
+  std::size_t size_ = 0;
+  std::vector<std::size_t> radix_;  // each axis's length: grid axes, then the zip group
+  mutable std::mutex mu_;
+  mutable std::map<std::string, std::pair<std::string, std::string>> platforms_;  // by base and key values
+};
+
+// Runs point `index`: its record for results.jsonl, {"point", "params",
+// "result"} or, when the point failed, {"point", "params", "error",
+// "status"} with the CLI's message and exit status.
+nlohmann::json run_point(const Plan& plan, std::size_t index);
+
+// "I/N": every N-th point from I (0 <= I < N).
+struct Shard {
+  std::size_t index = 0;
+  std::size_t count = 1;
+  bool owns(std::size_t point) const { return point % count == index; }
+  std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
+};
+Shard parse_shard(const std::string& text);  // throws InputError
+
+// The output directory: DIR/sweep.json (the grid's identity, the shard),
+// DIR/results.jsonl (one record per point, appended as points finish) and
+// DIR/results.csv (one row per point, sorted by point, rewritten at the end).
+class Output {
+ public:
+  // Opens DIR, creating it (an empty DIR: records kept in memory only). When DIR already holds a sweep with the same
+  // description (sweep_meta()), its records are kept (resume); another
+  // sweep's DIR is refused (InputError).
+  Output(const std::string& dir, nlohmann::json meta);
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output();
+  // The points already done.
+  bool done(std::size_t point) const { return records_.count(point) > 0; }
+  std::size_t size() const { return records_.size(); }
+  std::size_t errors() const;  // error records among them
+  std::string first_error() const;  // "point N: message" of the lowest, or ""
+  std::vector<nlohmann::json> sorted_records() const;
+  // Appends one record to results.jsonl (thread-safe).
+  void add(nlohmann::json record);
+  // Writes results.jsonl again sorted by point, and results.csv.
+  void finish();
+
+ private:
+  std::string dir_;
+  nlohmann::json meta_;
+  std::mutex mu_;
+  std::map<std::size_t, nlohmann::json> records_;
+  std::FILE* jsonl_ = nullptr;
+};
+// What DIR/sweep.json says of a sweep: the grid's identity, its axes (the
+// parameter columns), its points and the shard ("I/N", or null for all).
+nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard);
+
+// results.csv from records sorted by point: `point`, the axes, every metric
+// of the reports (docs/sweeps.md: their dotted --json names), `error`.
+std::string results_csv(const std::vector<std::string>& axes, const std::vector<const nlohmann::json*>& records);
+// The report's metrics as results.csv names them, in the report's order: the
+// dotted --json paths; the report's list of rows (collective's `results`,
+// run's `runs`, characterize's `rows`) unwrapped when it holds one row and
+// indexed otherwise (`results.1.time_ns`); lists of numbers indexed
+// (`link_bytes_per_dim.0`); lists of records (per layer, per collective)
+// left to results.jsonl. A metric named like an axis is `result.NAME`.
+std::vector<std::pair<std::string, nlohmann::json>> flatten_metrics(const nlohmann::json& report,
+                                                                    const std::vector<std::string>& axes);
+
+// Reads DIR/sweep.json and DIR/results.jsonl (for merge and plot).
+struct SweepDir {
+  nlohmann::json meta;
+  std::map<std::size_t, nlohmann::json> records;
+};
+SweepDir read_sweep_dir(const std::string& dir);
+
+// Joins shards of one grid into `out` (InputError for shards of different
+// grids); returns the points still missing.
+std::vector<std::size_t> merge(const std::vector<std::string>& dirs, const std::string& out);
+
+}  // namespace acesim::cli::sweep
+
+namespace acesim::cli::sweep {
+
+// What `acesim sweep GRID --out DIR` was asked.
+struct SweepRequest {
+  std::string grid_file;  // the grid file, or the name of grid_text in messages
+  std::string grid_text;  // when set, the grid itself (YAML or JSON)
+  std::string out;        // the output directory; empty: none (records in memory)
+  bool keep_records = false;  // return every record of the grid (or shard) in the summary
+  int jobs = 0;  // threads per process; 0: every core (one per rank under MPI)
+  std::optional<Shard> shard;
+  ProgressSink* progress = nullptr;
+};
+struct SweepSummary {
+  std::size_t points = 0;    // of the grid (or its shard)
+  std::size_t run = 0;       // run now
+  std::size_t resumed = 0;   // done before (resume)
+  std::size_t errors = 0;    // error rows among all done
+  double wall_s = 0.0;
+  std::string first_error;  // "point N: message" of the lowest error row
+  std::vector<nlohmann::json> records;  // with keep_records: sorted by point
+  bool failed = false;  // an MPI worker rank whose rank 0 refused the sweep (and said why)
+};
+// Runs the points of the grid (or shard) not yet in DIR on local threads.
+// Throws InputError for a bad grid before any point runs.
+SweepSummary run_sweep(const SweepRequest& request);
+
+// Under mpirun with more than one rank (cli/sweep_mpi.cpp; false when acesim
+// was built without MPI): rank 0 hands points out one at a time and writes
+// DIR; every rank runs points. The result is the same files.
+bool under_mpi();
+int mpi_rank();  // 0 without MPI
+SweepSummary run_sweep_mpi(const SweepRequest& request);
+
+// `acesim sweep plot`: DIR's points as a line plot of `y` against `x`, one
+// line per value of `hue`; `where` items KEY=VALUE keep only those points.
+// Returns the PNG's path.
+struct PlotRequest {
+  std::string dir;
+  std::string x;
+  std::string y;
+  std::string hue;
+  std::vector<std::string> where;
+  std::string out;  // default DIR/<y>-vs-<x>.png
+};
+std::string plot(const PlotRequest& request);
+
+}  // namespace acesim::cli::sweep
+
+namespace acesim::cli::sweep {
+
+// One run of `command` with `options` (an option or platform key name to a
+// value, as a grid's options: the platform may be a map written inline):
+// its --json report. Throws InvokeError with the CLI's status and message.
+// What the Python module's acesim.collective/run/characterize call.
+nlohmann::json run_once(const std::string& command, const nlohmann::json& options, const std::string& source);
+
+}  // namespace acesim::cli::sweep

@@ -1,0 +1,366 @@
+// Grid files and their points (cli/sweep.h).
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cli/sweep.h"
+#include "config/input_error.h"
+#include "config/platform.h"
+#include "config/presets.h"
+#include "config/yaml_reader.h"
+
+namespace acesim::cli::sweep {
+namespace {
+
+// YAML as JSON: scalars keep their text (the command line's), nulls are null.
+nlohmann::json to_json(const YAML::Node& n) {
+  if (n.IsNull()) return nullptr;
+  if (n.IsScalar()) return n.Scalar();
+  if (n.IsSequence()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const YAML::Node& item : n) a.push_back(to_json(item));
+    return a;
+  }
+  nlohmann::json o = nlohmann::json::object();
+  for (auto it = n.begin(); it != n.end(); ++it) o[it->first.Scalar()] = to_json(it->second);
+  return o;
+}
+
+YAML::Node to_yaml(const nlohmann::json& j) {
+  if (j.is_null()) return YAML::Node(YAML::NodeType::Null);
+  if (j.is_string()) return YAML::Node(j.get<std::string>());
+  if (j.is_boolean()) return YAML::Node(j.get<bool>());
+  if (j.is_number()) return YAML::Node(j.dump());
+  YAML::Node n;
+  if (j.is_array()) {
+    n = YAML::Node(YAML::NodeType::Sequence);
+    for (const nlohmann::json& item : j) n.push_back(to_yaml(item));
+  } else {
+    n = YAML::Node(YAML::NodeType::Map);
+    for (const auto& [k, v] : j.items()) n[k] = to_yaml(v);
+  }
+  return n;
+}
+
+// An option's name as the grid's identity keeps it: no dashes in front,
+// '-' for '_' (platform keys are kept as written).
+std::string setting_name(const std::string& name) {
+  if (name.find('.') != std::string::npos) return name;
+  std::string n = name.rfind("--", 0) == 0 ? name.substr(2) : name;
+  std::replace(n.begin(), n.end(), '_', '-');
+  return n;
+}
+
+std::vector<Axis> read_axes(const YAML::Node& map, const std::string& file, const std::string& section) {
+  std::vector<Axis> axes;
+  if (!map) return axes;
+  if (!map.IsMap()) yaml::check_map(map, file, section, {});
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const std::string path = section + "." + key;
+    const YAML::Node values = it->second;
+    if (!values.IsSequence()) throw_input_error(file, yaml::line_of(values), path, "expected a list of values, e.g. [1, 2]");
+    if (values.size() == 0) throw_input_error(file, yaml::line_of(it->first), path, "empty axis (give at least one value)");
+    Axis a{setting_name(key), {}};
+    for (const YAML::Node& v : values) a.values.push_back(to_json(v));
+    axes.push_back(std::move(a));
+  }
+  return axes;
+}
+
+// Sets `path` (dotted; numbers index lists) in `root` to `value`. Maps
+// missing on the way are made (the platform reader refuses unknown keys);
+// a list index must exist.
+void set_path(YAML::Node root, const std::string& path, const nlohmann::json& value, const std::string& where) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  YAML::Node node = root;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if (part.empty()) throw InputError(where + ": a dotted path with an empty part");
+    const bool last = i + 1 == parts.size();
+    if (node.IsSequence()) {
+      char* end = nullptr;
+      const long idx = std::strtol(part.c_str(), &end, 10);
+      if (*end != '\0' || idx < 0 || static_cast<std::size_t>(idx) >= node.size()) {
+        throw InputError(where + ": '" + part + "' is not an index of the platform's list (0.." +
+                         std::to_string(static_cast<long>(node.size()) - 1) + ")");
+      }
+      if (last) {
+        node[static_cast<std::size_t>(idx)] = to_yaml(value);
+      } else {
+        node.reset(node[static_cast<std::size_t>(idx)]);
+      }
+    } else if (node.IsMap() || node.IsNull()) {
+      if (last) {
+        node[part] = to_yaml(value);
+      } else {
+        if (!node[part]) node[part] = YAML::Node(YAML::NodeType::Map);
+        node.reset(node[part]);
+      }
+    } else {
+      throw InputError(where + ": the platform's '" + parts[i - 1] + "' is a value, not a map or list");
+    }
+  }
+}
+
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  if (v.is_array()) {
+    std::string s;
+    for (const nlohmann::json& item : v) s += (s.empty() ? "" : ",") + value_text(item);
+    return s;
+  }
+  return v.dump();
+}
+
+}  // namespace
+
+std::size_t Grid::points() const {
+  std::size_t n = 1;
+  for (const Axis& a : grid) n *= a.values.size();
+  if (!zip.empty()) n *= zip.front().values.size();
+  return n;
+}
+
+std::vector<std::string> Grid::axis_names() const {
+  std::vector<std::string> names;
+  for (const Axis& a : grid) names.push_back(a.name);
+  for (const Axis& a : zip) names.push_back(a.name);
+  return names;
+}
+
+nlohmann::json Grid::identity() const {
+  auto axes = [](const std::vector<Axis>& list) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Axis& x : list) a.push_back({x.name, x.values});
+    return a;
+  };
+  nlohmann::json opts = nlohmann::json::array();
+  for (const Setting& s : options) opts.push_back({s.name, s.value});
+  return {{"command", command}, {"options", opts}, {"grid", axes(grid)}, {"zip", axes(zip)}};
+}
+
+Grid parse_grid(std::string_view yaml_text, const std::string& source) {
+  const YAML::Node root = yaml::parse(yaml_text, source);
+  yaml::check_map(root, source, "", {"command", "options", "grid", "zip"});
+  yaml::require(root, "command", source, "");
+  Grid g;
+  g.source = source;
+  g.command = yaml::scalar(root["command"], source, "command");
+  if (const YAML::Node opts = root["options"]) {
+    if (!opts.IsNull()) {
+      if (!opts.IsMap()) yaml::check_map(opts, source, "options", {});
+      for (auto it = opts.begin(); it != opts.end(); ++it) {
+        g.options.push_back({setting_name(it->first.Scalar()), to_json(it->second)});
+      }
+    }
+  }
+  g.grid = read_axes(root["grid"], source, "grid");
+  g.zip = read_axes(root["zip"], source, "zip");
+  for (const Axis& a : g.zip) {
+    if (a.values.size() != g.zip.front().values.size()) {
+      throw_input_error(source, yaml::line_of(root["zip"]), "zip",
+                        "lists of different lengths (" + g.zip.front().name + ": " + std::to_string(g.zip.front().values.size()) +
+                            ", " + a.name + ": " + std::to_string(a.values.size()) + "); zip advances them together");
+    }
+  }
+  std::set<std::string> seen;
+  auto once = [&](const std::string& name, const char* section) {
+    if (!seen.insert(name).second) {
+      throw_input_error(source, 0, std::string(section) + "." + name, "given twice (in options, grid or zip)");
+    }
+  };
+  for (const Setting& s : g.options) once(s.name, "options");
+  for (const Axis& a : g.grid) once(a.name, "grid");
+  for (const Axis& a : g.zip) once(a.name, "zip");
+  if (g.points() > 100'000'000) throw_input_error(source, 0, "", "more than 100,000,000 points");
+  return g;
+}
+
+Grid load_grid(const std::string& path) { return parse_grid(read_text_file(path), path); }
+
+Plan::Plan(Grid grid) : grid_(std::move(grid)) {
+  const std::string& src = grid_.source;
+  try {
+    command_ = register_command(grid_.command);
+  } catch (const InputError& e) {
+    throw InputError(src + ": command: " + e.what());
+  }
+  size_ = grid_.points();
+  for (const Axis& a : grid_.grid) radix_.push_back(a.values.size());
+  if (!grid_.zip.empty()) radix_.push_back(grid_.zip.front().values.size());
+
+  // Every option name and value, and which base platforms the points use.
+  std::vector<nlohmann::json> bases;
+  bool astra = false;
+  bool keys = false;
+  auto check = [&](const std::string& section, const std::string& name, const nlohmann::json& value) {
+    const std::string where = src + ": " + section + "." + name;
+    if (name.find('.') != std::string::npos) {
+      keys = true;
+      return;
+    }
+    if (name == "platform") bases.push_back(value);
+    if (name == "platform" && value.is_object()) return;  // a platform written inline
+    option_arguments(*command_.command, name, value, where);
+    if ((name == "network" || name == "system") && !value.is_null()) astra = true;
+  };
+  for (const Setting& s : grid_.options) check("options", s.name, s.value);
+  for (const Axis& a : grid_.grid) {
+    for (const nlohmann::json& v : a.values) check("grid", a.name, v);
+  }
+  for (const Axis& a : grid_.zip) {
+    for (const nlohmann::json& v : a.values) check("zip", a.name, v);
+  }
+  if (!keys) return;
+  if (astra) throw InputError(src + ": platform keys need an acesim platform (--platform), not --network/--system");
+  if (bases.empty()) bases.push_back(nullptr);
+  // Each key, with its first value, in each base platform: a key the
+  // platform format does not know is refused now; a bad value is the
+  // point's error.
+  std::vector<Setting> first;
+  for (const Setting& s : grid_.options) {
+    if (s.platform_key()) first.push_back(s);
+  }
+  for (const std::vector<Axis>* list : {&grid_.grid, &grid_.zip}) {
+    for (const Axis& a : *list) {
+      if (a.platform_key()) first.push_back({a.name, a.values.front()});
+    }
+  }
+  for (const nlohmann::json& base : bases) {
+    std::pair<std::string, std::string> platform;
+    try {
+      platform = platform_text(base, first);
+    } catch (const InputError& e) {  // no such platform, or no place for a key
+      throw InputError(src + ": " + e.what());
+    }
+    try {
+      parse_platform_yaml(platform.first, platform.second);
+    } catch (const UnknownKeyError& e) {
+      throw InputError(src + ": platform key: " + e.what());
+    } catch (const InputError&) {
+      // A value the platform refuses: that point's error.
+    }
+  }
+}
+
+std::vector<Setting> Plan::settings(std::size_t index) const {
+  std::vector<std::size_t> digit(radix_.size());
+  for (std::size_t k = radix_.size(); k-- > 0;) {
+    digit[k] = index % radix_[k];
+    index /= radix_[k];
+  }
+  std::vector<Setting> out = grid_.options;
+  for (std::size_t k = 0; k < grid_.grid.size(); ++k) out.push_back({grid_.grid[k].name, grid_.grid[k].values[digit[k]]});
+  for (const Axis& a : grid_.zip) out.push_back({a.name, a.values[digit.back()]});
+  return out;
+}
+
+nlohmann::json Plan::params(std::size_t index) const {
+  nlohmann::json p = nlohmann::json::object();
+  const std::vector<Setting> all = settings(index);
+  for (std::size_t i = grid_.options.size(); i < all.size(); ++i) p[all[i].name] = all[i].value;
+  return p;
+}
+
+std::pair<std::string, std::string> Plan::platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const {
+  std::string id = base.dump();
+  for (const Setting& k : keys) id += "\n" + k.name + "=" + k.value.dump();
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = platforms_.find(id); it != platforms_.end()) return it->second;
+  }
+  std::string source;
+  std::string text;
+  if (base.is_null()) {
+    source = "presets/default.yaml";
+    text = std::string(default_platform_yaml());
+  } else if (base.is_object()) {
+    source = "inline platform";
+    text = base.dump();  // JSON is YAML
+  } else {
+    const std::string name = base.get<std::string>();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(name, ec) && preset_registry().find(name) == nullptr) {
+      throw InputError("platform: no file '" + name + "' and " + preset_registry().unknown(name));
+    }
+    text = platform_yaml(name, source);
+  }
+  YAML::Node root = yaml::parse(text, source);
+  std::string with;
+  for (const Setting& k : keys) {
+    set_path(root, k.name, k.value, k.name);
+    with += (with.empty() ? " with " : ", ") + k.name + "=" + value_text(k.value);
+  }
+  YAML::Emitter out;
+  out << root;
+  std::pair<std::string, std::string> result{out.c_str(), source + with};
+  const std::lock_guard<std::mutex> lock(mu_);
+  platforms_.emplace(id, result);
+  return result;
+}
+
+Invocation Plan::invocation(std::size_t index) const {
+  const std::vector<Setting> all = settings(index);
+  std::vector<Setting> keys;
+  nlohmann::json base;
+  for (const Setting& s : all) {
+    if (s.platform_key()) keys.push_back(s);
+    if (s.name == "platform") base = s.value;
+  }
+  // The platform goes as YAML text when keys change it or it is inline.
+  const bool as_text = !keys.empty() || base.is_object();
+  Invocation inv;
+  inv.args.push_back(grid_.command);
+  for (const Setting& s : all) {
+    if (s.platform_key() || (as_text && s.name == "platform")) continue;
+    for (std::string& a : option_arguments(*command_.command, s.name, s.value, grid_.source + ": " + s.name)) {
+      inv.args.push_back(std::move(a));
+    }
+  }
+  if (as_text) std::tie(inv.platform_yaml, inv.platform_source) = platform_text(base, keys);
+  return inv;
+}
+
+nlohmann::json run_point(const Plan& plan, std::size_t index) {
+  nlohmann::json record{{"point", index}, {"params", plan.params(index)}};
+  try {
+    CommandReport r = invoke(plan.invocation(index));
+    record["result"] = std::move(r.json);
+    if (!r.warnings.empty()) record["warnings"] = r.warnings;
+  } catch (...) {
+    const CommandError e = current_error();
+    record["error"] = e.internal ? "internal error: " + e.message : e.message;
+    record["status"] = e.status;
+  }
+  return record;
+}
+
+Shard parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  auto number = [&](const std::string& s, unsigned long long& v) {
+    char* end = nullptr;
+    v = std::strtoull(s.c_str(), &end, 10);
+    return !s.empty() && *end == '\0' && s[0] != '-' && s[0] != '+' && v <= 1'000'000;
+  };
+  unsigned long long i = 0;
+  unsigned long long n = 0;
+  if (slash == std::string::npos || !number(text.substr(0, slash), i) || !number(text.substr(slash + 1), n) || n == 0) {
+    throw InputError("--shard: '" + text + "' is not I/N (e.g. 0/4: every 4th point from point 0)");
+  }
+  if (i >= n) throw InputError("--shard: '" + text + "': I must be below N (shards 0/" + std::to_string(n) + " .. " +
+                               std::to_string(n - 1) + "/" + std::to_string(n) + ")");
+  return {i, n};
+}
+
+}  // namespace acesim::cli::sweep

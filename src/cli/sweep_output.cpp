@@ -1,0 +1,281 @@
+// A sweep's output directory (cli/sweep.h): sweep.json, results.jsonl,
+// results.csv; resuming, and merging shards.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cli/sweep.h"
+#include "config/input_error.h"
+
+namespace acesim::cli::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The report's lists of rows: one row is the point's own; several are indexed.
+bool row_list(const std::string& key) { return key == "results" || key == "runs" || key == "rows"; }
+
+bool scalar(const nlohmann::json& j) { return !j.is_object() && !j.is_array(); }
+
+void flatten(const nlohmann::json& j, const std::string& prefix, bool top, std::set<std::string>& seen,
+             std::vector<std::pair<std::string, nlohmann::json>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      const std::string name = prefix.empty() ? k : prefix + "." + k;
+      if (top && row_list(k) && v.is_array() && !v.empty() && v.front().is_object()) {
+        if (v.size() == 1) {
+          flatten(v.front(), prefix, false, seen, out);
+        } else {
+          for (std::size_t i = 0; i < v.size(); ++i) flatten(v[i], name + "." + std::to_string(i), false, seen, out);
+        }
+      } else {
+        flatten(v, name, false, seen, out);
+      }
+    }
+  } else if (j.is_array()) {
+    // Lists of scalars are indexed; lists of records (layers, collectives)
+    // stay in results.jsonl.
+    if (!std::all_of(j.begin(), j.end(), scalar)) return;
+    for (std::size_t i = 0; i < j.size(); ++i) flatten(j[i], prefix + "." + std::to_string(i), false, seen, out);
+  } else if (seen.insert(prefix).second) {
+    out.emplace_back(prefix, j);
+  }
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string cell_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  if (v.is_array()) {
+    std::string s;
+    for (const nlohmann::json& item : v) s += (s.empty() ? "" : ",") + cell_text(item);
+    return s;
+  }
+  return v.dump();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw InputError("--out: cannot write " + tmp.string() + ": " + std::strerror(errno));
+    f << text;
+    if (!f.flush()) throw InputError("--out: cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+// The records of a results.jsonl; a line cut short (a sweep killed while
+// writing) or not a record is left out.
+std::map<std::size_t, nlohmann::json> read_records(const fs::path& path) {
+  std::map<std::size_t, nlohmann::json> records;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    nlohmann::json r = nlohmann::json::parse(line, nullptr, false);
+    if (r.is_discarded() || !r.is_object() || !r.contains("point") || !r["point"].is_number_unsigned()) continue;
+    const std::size_t point = r["point"].get<std::size_t>();
+    records.emplace(point, std::move(r));
+  }
+  return records;
+}
+
+std::string jsonl_text(const std::map<std::size_t, nlohmann::json>& records) {
+  std::string text;
+  for (const auto& [point, r] : records) text += r.dump() + "\n";
+  return text;
+}
+
+std::vector<std::string> meta_axes(const nlohmann::json& meta) {
+  std::vector<std::string> axes;
+  for (const nlohmann::json& a : meta.at("axes")) axes.push_back(a.get<std::string>());
+  return axes;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, nlohmann::json>> flatten_metrics(const nlohmann::json& report,
+                                                                    const std::vector<std::string>& axes) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  std::set<std::string> seen;
+  flatten(report, "", true, seen, out);
+  for (auto& [name, value] : out) {
+    if (std::find(axes.begin(), axes.end(), name) != axes.end()) name = "result." + name;
+  }
+  return out;
+}
+
+std::string results_csv(const std::vector<std::string>& axes, const std::vector<const nlohmann::json*>& records) {
+  std::vector<std::string> metrics;
+  std::set<std::string> known;
+  std::vector<std::map<std::string, std::string>> rows;
+  for (const nlohmann::json* r : records) {
+    std::map<std::string, std::string> row;
+    if (r->contains("result")) {
+      for (const auto& [name, value] : flatten_metrics(r->at("result"), axes)) {
+        if (known.insert(name).second) metrics.push_back(name);
+        row[name] = cell_text(value);
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  std::ostringstream out;
+  out << "point";
+  for (const std::string& a : axes) out << ',' << csv_cell(a);
+  for (const std::string& m : metrics) out << ',' << csv_cell(m);
+  out << ",error\n";
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const nlohmann::json& r = *records[i];
+    out << r.at("point").get<std::size_t>();
+    const nlohmann::json& params = r.at("params");
+    for (const std::string& a : axes) out << ',' << csv_cell(params.contains(a) ? cell_text(params.at(a)) : "");
+    for (const std::string& m : metrics) {
+      const auto it = rows[i].find(m);
+      out << ',' << csv_cell(it == rows[i].end() ? "" : it->second);
+    }
+    out << ',' << csv_cell(r.contains("error") ? r.at("error").get<std::string>() : "") << '\n';
+  }
+  return out.str();
+}
+
+nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard) {
+  return {{"acesim_sweep", 1},
+          {"grid", grid.identity()},
+          {"axes", grid.axis_names()},
+          {"points", grid.points()},
+          {"shard", shard ? nlohmann::json(shard->text()) : nlohmann::json(nullptr)}};
+}
+
+Output::Output(const std::string& dir, nlohmann::json meta) : dir_(dir), meta_(std::move(meta)) {
+  if (dir_.empty()) return;  // in memory only
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) throw InputError("--out: cannot create directory " + dir_ + (ec ? ": " + ec.message() : ""));
+  const fs::path meta_path = fs::path(dir_) / "sweep.json";
+  if (fs::exists(meta_path)) {
+    const SweepDir existing = read_sweep_dir(dir_);
+    if (existing.meta != meta_) {
+      throw InputError("--out: " + dir_ + " holds another sweep (its grid or shard differ); give another --out, or remove it to start again");
+    }
+    records_ = existing.records;
+  } else if (fs::exists(fs::path(dir_) / "results.jsonl")) {
+    throw InputError("--out: " + dir_ + " has results.jsonl but no sweep.json; give another --out");
+  } else {
+    write_file(meta_path, meta_.dump(2) + "\n");
+  }
+  // Again without a line a killed sweep may have cut short.
+  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(records_));
+  jsonl_ = std::fopen((fs::path(dir_) / "results.jsonl").c_str(), "a");
+  if (jsonl_ == nullptr) throw InputError("--out: cannot write " + dir_ + "/results.jsonl: " + std::strerror(errno));
+}
+
+Output::~Output() {
+  if (jsonl_ != nullptr) std::fclose(jsonl_);
+}
+
+std::size_t Output::errors() const {
+  std::size_t n = 0;
+  for (const auto& [point, r] : records_) n += r.contains("error") ? 1 : 0;
+  return n;
+}
+
+std::vector<nlohmann::json> Output::sorted_records() const {
+  std::vector<nlohmann::json> out;
+  for (const auto& [point, r] : records_) out.push_back(r);
+  return out;
+}
+
+std::string Output::first_error() const {
+  for (const auto& [point, r] : records_) {
+    if (r.contains("error")) return "point " + std::to_string(point) + ": " + r["error"].get<std::string>();
+  }
+  return "";
+}
+
+void Output::add(nlohmann::json record) {
+  const std::string line = dir_.empty() ? std::string() : record.dump() + "\n";
+  const std::lock_guard<std::mutex> lock(mu_);
+  if (jsonl_ != nullptr) {
+    std::fputs(line.c_str(), jsonl_);
+    std::fflush(jsonl_);
+  }
+  const std::size_t point = record.at("point").get<std::size_t>();
+  records_.insert_or_assign(point, std::move(record));
+}
+
+void Output::finish() {
+  const std::lock_guard<std::mutex> lock(mu_);
+  if (jsonl_ != nullptr) std::fclose(jsonl_);
+  jsonl_ = nullptr;
+  if (dir_.empty()) return;
+  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(records_));
+  std::vector<const nlohmann::json*> sorted;
+  for (const auto& [point, r] : records_) sorted.push_back(&r);
+  write_file(fs::path(dir_) / "results.csv", results_csv(meta_axes(meta_), sorted));
+}
+
+SweepDir read_sweep_dir(const std::string& dir) {
+  const fs::path meta_path = fs::path(dir) / "sweep.json";
+  std::ifstream f(meta_path);
+  if (!f) throw InputError(dir + ": no sweep.json (not the --out directory of acesim sweep)");
+  std::stringstream text;
+  text << f.rdbuf();
+  SweepDir d;
+  d.meta = nlohmann::json::parse(text.str(), nullptr, false);
+  if (d.meta.is_discarded() || !d.meta.is_object() || !d.meta.contains("grid") || !d.meta.contains("axes") ||
+      !d.meta["axes"].is_array() || !d.meta.contains("points")) {
+    throw InputError(meta_path.string() + ": not a sweep description (written by acesim sweep)");
+  }
+  for (const nlohmann::json& a : d.meta["axes"]) {
+    if (!a.is_string()) throw InputError(meta_path.string() + ": axes: expected names");
+  }
+  d.records = read_records(fs::path(dir) / "results.jsonl");
+  for (const auto& [point, r] : d.records) {
+    if (!r.contains("params") || !r["params"].is_object() || (!r.contains("result") && !r.contains("error")) ||
+        (r.contains("error") && !r["error"].is_string())) {
+      throw InputError(dir + "/results.jsonl: point " + std::to_string(point) + ": not a sweep record");
+    }
+  }
+  return d;
+}
+
+std::vector<std::size_t> merge(const std::vector<std::string>& dirs, const std::string& out) {
+  if (dirs.empty()) throw InputError("sweep merge: no directories given");
+  std::vector<SweepDir> parts;
+  for (const std::string& d : dirs) parts.push_back(read_sweep_dir(d));
+  nlohmann::json meta = parts.front().meta;
+  meta["shard"] = nullptr;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    nlohmann::json m = parts[i].meta;
+    m["shard"] = nullptr;
+    if (m != meta) throw InputError("sweep merge: " + dirs[i] + " is a sweep of another grid than " + dirs.front());
+  }
+  Output o(out, meta);
+  for (SweepDir& p : parts) {
+    for (auto& [point, r] : p.records) {
+      if (!o.done(point)) o.add(std::move(r));
+    }
+  }
+  o.finish();
+  std::vector<std::size_t> missing;
+  const std::size_t points = meta.at("points").get<std::size_t>();
+  for (std::size_t i = 0; i < points; ++i) {
+    if (!o.done(i)) missing.push_back(i);
+  }
+  return missing;
+}
+
+}  // namespace acesim::cli::sweep
