@@ -6,7 +6,8 @@ packages=(
   cmake g++ make ninja-build pkg-config ccache
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-matplotlib
+  python3-matplotlib python3-dev pybind11-dev
+  openmpi-bin libopenmpi-dev
   libprotobuf-dev protobuf-compiler libfccp-dev
   clang libclang-rt-14-dev
 )
