@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ struct PlatformRequest {
   // called in messages and reports.
   std::string yaml_text;
   std::string yaml_source;
+  // Or the platform already read from such a text (a sweep reads each
+  // distinct platform once): used as it is, before the overrides above.
+  std::shared_ptr<const PlatformConfig> parsed;
+  bool given() const { return !file.empty() || !yaml_text.empty() || parsed != nullptr; }
   bool astra() const { return !astra_network.empty(); }
 };
 PlatformConfig load_platform(const PlatformRequest& request);

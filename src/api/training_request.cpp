@@ -136,7 +136,7 @@ TrainingRun simulate_training(const TrainingRequest& o) {
     run.platform.npu.executor = "ideal";
     run.platform.npu.fixed_kernel_times = true;
   }
-  const bool nothing_given = o.platform.file.empty() && !astra && o.workload_file.empty() && o.model.empty() &&
+  const bool nothing_given = !o.platform.given() && !astra && o.workload_file.empty() && o.model.empty() &&
                              o.chakra_prefix.empty() && !executor_given && o.compare.empty();
   std::vector<std::string> executors;
   if (!o.compare.empty()) {

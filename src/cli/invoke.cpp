@@ -160,6 +160,7 @@ CommandReport invoke(const Invocation& invocation) {
     if (!invocation.platform_yaml.empty()) {
       c.runner.platform->yaml_text = invocation.platform_yaml;
       c.runner.platform->yaml_source = invocation.platform_source;
+      c.runner.platform->parsed = invocation.platform;
     }
     return c.runner.report();
   } catch (...) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "config/platform.h"
 
 namespace acesim::cli {
 
@@ -78,6 +79,8 @@ struct Invocation {
   // what it is called in messages and reports.
   std::string platform_yaml;
   std::string platform_source;
+  // And, when set, the platform already read from that text.
+  std::shared_ptr<const PlatformConfig> platform;
 };
 // Runs it (with --json and without progress) and returns its report.
 // Throws InvokeError with the CLI's status and message when the CLI would

@@ -47,6 +47,7 @@ api::PlatformRequest platform_request(const PlatformOptions& o) {
   r.check = o.check;
   r.yaml_text = o.yaml_text;
   r.yaml_source = o.yaml_source;
+  r.parsed = o.parsed;
   return r;
 }
 

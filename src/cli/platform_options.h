@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct PlatformOptions {
   // called in messages and reports.
   std::string yaml_text;
   std::string yaml_source;
+  std::shared_ptr<const PlatformConfig> parsed;  // or the platform already read from it
 };
 
 void add_platform_options(CLI::App* app, PlatformOptions& o);

@@ -59,6 +59,14 @@ struct Grid {
 Grid parse_grid(std::string_view yaml_text, const std::string& source);
 Grid load_grid(const std::string& path);
 
+// A platform as a point runs it: its YAML text, what it is called, and the
+// platform read from it (null when the reader refuses it).
+struct PlatformText {
+  std::string text;
+  std::string source;
+  std::shared_ptr<const PlatformConfig> parsed;
+};
+
 // Every point of a grid, checked before any runs: the command and every
 // option name exist, every value is of the option's kind, and every
 // platform key exists in every base platform the points use.
@@ -78,14 +86,14 @@ class Plan {
   // The platform YAML text with the point's keys set, and its name. `base`
   // is the platform option's value: null (the default platform), a file or
   // preset name, or a platform written inline (a map).
-  std::pair<std::string, std::string> platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const;
+  PlatformText platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const;
 
   Grid grid_;
   RegisteredCommand command_;  // its options, looked up (read only) from every thread
   std::size_t size_ = 0;
   std::vector<std::size_t> radix_;  // each axis's length: grid axes, then the zip group
   mutable std::mutex mu_;
-  mutable std::map<std::string, std::pair<std::string, std::string>> platforms_;  // by base and key values
+  mutable std::map<std::string, PlatformText> platforms_;  // by base and key values
 };
 
 // Runs point `index`: its record for results.jsonl, {"point", "params",

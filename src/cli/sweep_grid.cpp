@@ -238,14 +238,14 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
     }
   }
   for (const nlohmann::json& base : bases) {
-    std::pair<std::string, std::string> platform;
+    PlatformText platform;
     try {
       platform = platform_text(base, first);
     } catch (const InputError& e) {  // no such platform, or no place for a key
       throw InputError(src + ": " + e.what());
     }
     try {
-      parse_platform_yaml(platform.first, platform.second);
+      if (platform.parsed == nullptr) parse_platform_yaml(platform.text, platform.source);
     } catch (const UnknownKeyError& e) {
       throw InputError(src + ": platform key: " + e.what());
     } catch (const InputError&) {
@@ -273,7 +273,7 @@ nlohmann::json Plan::params(std::size_t index) const {
   return p;
 }
 
-std::pair<std::string, std::string> Plan::platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const {
+PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const {
   std::string id = base.dump();
   for (const Setting& k : keys) id += "\n" + k.name + "=" + k.value.dump();
   {
@@ -296,15 +296,25 @@ std::pair<std::string, std::string> Plan::platform_text(const nlohmann::json& ba
     }
     text = platform_yaml(name, source);
   }
-  YAML::Node root = yaml::parse(text, source);
-  std::string with;
-  for (const Setting& k : keys) {
-    set_path(root, k.name, k.value, k.name);
-    with += (with.empty() ? " with " : ", ") + k.name + "=" + value_text(k.value);
+  PlatformText result{text, source, nullptr};
+  if (!keys.empty()) {
+    YAML::Node root = yaml::parse(text, source);
+    std::string with;
+    for (const Setting& k : keys) {
+      set_path(root, k.name, k.value, k.name);
+      with += (with.empty() ? " with " : ", ") + k.name + "=" + value_text(k.value);
+    }
+    YAML::Emitter out;
+    out << root;
+    result.text = out.c_str();
+    result.source = source + with;
   }
-  YAML::Emitter out;
-  out << root;
-  std::pair<std::string, std::string> result{out.c_str(), source + with};
+  // Read once for every point that uses it; a platform the reader refuses
+  // goes to each point as text, to fail where the command line would.
+  try {
+    result.parsed = std::make_shared<const PlatformConfig>(parse_platform_yaml(result.text, result.source));
+  } catch (const InputError&) {
+  }
   const std::lock_guard<std::mutex> lock(mu_);
   platforms_.emplace(id, result);
   return result;
@@ -318,8 +328,21 @@ Invocation Plan::invocation(std::size_t index) const {
     if (s.platform_key()) keys.push_back(s);
     if (s.name == "platform") base = s.value;
   }
-  // The platform goes as YAML text when keys change it or it is inline.
-  const bool as_text = !keys.empty() || base.is_object();
+  // The platform goes as its text (and as read, once for all points), not
+  // as --platform: always when keys change it or it is written inline; a
+  // file or preset the same way unless it cannot be read, which the
+  // command then reports as the command line would.
+  bool as_text = !keys.empty() || base.is_object();
+  PlatformText platform;
+  if (as_text) {
+    platform = platform_text(base, keys);
+  } else if (base.is_string()) {
+    try {
+      platform = platform_text(base, keys);
+      as_text = true;
+    } catch (const InputError&) {
+    }
+  }
   Invocation inv;
   inv.args.push_back(grid_.command);
   for (const Setting& s : all) {
@@ -328,7 +351,11 @@ Invocation Plan::invocation(std::size_t index) const {
       inv.args.push_back(std::move(a));
     }
   }
-  if (as_text) std::tie(inv.platform_yaml, inv.platform_source) = platform_text(base, keys);
+  if (as_text) {
+    inv.platform_yaml = platform.text;
+    inv.platform_source = platform.source;
+    inv.platform = platform.parsed;
+  }
   return inv;
 }
 

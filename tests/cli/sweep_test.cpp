@@ -1,0 +1,393 @@
+// `acesim sweep` (docs/sweeps.md) and in-process invocation (cli/invoke.h):
+// a point means what the same command line means; the points' order and
+// files do not depend on threads, shards or MPI ranks; bad grids are refused
+// before any point runs.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/invoke.h"
+#include "cli/sweep.h"
+#include "cli_runner.h"
+#include "config/input_error.h"
+#include "test_data.h"
+
+namespace acesim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using test::slurp;
+
+const std::string kRing8 = test::data_dir() + "/platforms/ring8.yaml";
+
+// results.csv as rows of named cells.
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::istringstream in(slurp(path));
+  std::string line;
+  std::vector<std::string> header;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells(1);
+    bool quoted = false;
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      const char c = l[i];
+      if (quoted && c == '"' && i + 1 < l.size() && l[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        cells.emplace_back();
+      } else {
+        cells.back() += c;
+      }
+    }
+    return cells;
+  };
+  while (std::getline(in, line)) {
+    if (header.empty()) {
+      header = split(line);
+      continue;
+    }
+    const std::vector<std::string> cells = split(line);
+    EXPECT_EQ(cells.size(), header.size()) << line;
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+class Sweep : public test::CliTest {
+ protected:
+  std::string ring_grid() {
+    return write("ring.yaml", "command: collective\n"
+                              "options: {platform: " + kRing8 + ", executor: ideal, bytes: 8MiB}\n"
+                              "grid:\n"
+                              "  topology.0.bandwidth_GBps: [25, 50, 100]\n"
+                              "  topology.0.latency_ns: [0, 500]\n");
+  }
+};
+
+// ---------------------------------------------------------------- grids
+
+TEST(SweepGrid, PointsRunGridAxesInOrderThenTheZipTogether) {
+  const sweep::Grid g = sweep::parse_grid("command: collective\n"
+                                          "options: {op: all-gather}\n"
+                                          "grid:\n  executor: [sm, ace]\n  min_bytes: [1KiB, 2KiB, 4KiB]\n"
+                                          "zip:\n  nodes: [1, 2]\n  bytes: [1MiB, 2MiB]\n",
+                                          "g.yaml");
+  EXPECT_EQ(g.points(), 12u);
+  EXPECT_EQ(g.axis_names(), (std::vector<std::string>{"executor", "min-bytes", "nodes", "bytes"}));
+  const sweep::Plan plan(g);
+  ASSERT_EQ(plan.size(), 12u);
+  // The zip group varies fastest, then the last grid axis.
+  EXPECT_EQ(plan.params(0), (nlohmann::json{{"executor", "sm"}, {"min-bytes", "1KiB"}, {"nodes", "1"}, {"bytes", "1MiB"}}));
+  EXPECT_EQ(plan.params(1), (nlohmann::json{{"executor", "sm"}, {"min-bytes", "1KiB"}, {"nodes", "2"}, {"bytes", "2MiB"}}));
+  EXPECT_EQ(plan.params(2)["min-bytes"], "2KiB");
+  EXPECT_EQ(plan.params(6)["executor"], "ace");
+  EXPECT_EQ(plan.params(11), (nlohmann::json{{"executor", "ace"}, {"min-bytes", "4KiB"}, {"nodes", "2"}, {"bytes", "2MiB"}}));
+  EXPECT_EQ(plan.invocation(7).args,
+            (std::vector<std::string>{"collective", "--op", "all-gather", "--executor", "ace", "--min-bytes", "1KiB", "--nodes", "2",
+                                      "--bytes", "2MiB"}));
+}
+
+TEST(SweepGrid, OptionValuesBecomeArgumentsAsTheCommandLineWritesThem) {
+  const RegisteredCommand run = register_command("run");
+  const CLI::App& c = *run.command;
+  EXPECT_EQ(option_arguments(c, "compare", nlohmann::json{"sm", "ace"}, "w"), (std::vector<std::string>{"--compare", "sm,ace"}));
+  EXPECT_EQ(option_arguments(c, "straggler", nlohmann::json{"1=2", "3=1.5"}, "w"),
+            (std::vector<std::string>{"--straggler", "1=2", "--straggler", "3=1.5"}));
+  EXPECT_EQ(option_arguments(c, "allow_oom", true, "w"), (std::vector<std::string>{"--allow-oom"}));
+  EXPECT_EQ(option_arguments(c, "allow-oom", "false", "w"), (std::vector<std::string>{}));
+  EXPECT_EQ(option_arguments(c, "--tp", 4, "w"), (std::vector<std::string>{"--tp", "4"}));
+  EXPECT_EQ(option_arguments(c, "tp", nullptr, "w"), (std::vector<std::string>{}));
+  const RegisteredCommand ch = register_command("characterize");
+  EXPECT_EQ(option_arguments(*ch.command, "study", "units", "w"), (std::vector<std::string>{"units"}));
+  EXPECT_THROW(option_arguments(c, "json", true, "w"), InputError);
+  EXPECT_THROW(option_arguments(c, "allow-oom", "maybe", "w"), InputError);
+  EXPECT_THROW(option_arguments(c, "tp", nlohmann::json{{"a", 1}}, "w"), InputError);
+  try {
+    option_arguments(c, "modle", "gpt", "g.yaml: grid.modle");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "g.yaml: grid.modle: 'run' has no option 'modle' (did you mean 'model'?)");
+  }
+}
+
+// ---------------------------------------------------------------- invoke
+
+TEST_F(Sweep, InvokeReturnsTheCommandLinesJsonAndItsErrors) {
+  const std::vector<std::string> args{"collective", "--platform", kRing8, "--bytes", "1MiB", "--op", "all-gather"};
+  std::vector<std::string> cli = args;
+  cli.push_back("--json");
+  const test::CliRun r = expect_ok(cli);
+  EXPECT_EQ(invoke({args, "", "", nullptr}).json, nlohmann::json::parse(r.out));
+
+  const std::vector<std::string> bad{"collective", "--platform", kRing8, "--bytes", "lots"};
+  const test::CliRun rb = run(bad);
+  ASSERT_EQ(rb.status, 2);
+  try {
+    invoke({bad, "", "", nullptr});
+    FAIL();
+  } catch (const InvokeError& e) {
+    EXPECT_EQ(e.error().status, 2);
+    EXPECT_EQ("acesim: error: " + e.error().message + "\n", rb.err);
+  }
+  try {
+    invoke({{"collective", "--bogus"}, "", "", nullptr});
+    FAIL();
+  } catch (const InvokeError& e) {
+    EXPECT_EQ(e.error().status, 2);
+    EXPECT_NE(e.error().message.find("--bogus"), std::string::npos) << e.error().message;
+  }
+}
+
+// ---------------------------------------------------------------- results
+
+TEST_F(Sweep, PlatformKeysAgainstTheRingsClosedForm) {
+  const fs::path out = dir_ / "out";
+  const test::CliRun r = expect_ok({"sweep", ring_grid(), "--out", out.string(), "--jobs", "2"});
+  EXPECT_NE(r.out.find("sweep: 6 points: 6 run"), std::string::npos) << r.out;
+  const auto rows = read_csv(out / "results.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  // Ring all-reduce of S over 8 NPUs: 2(n-1) steps of (latency + S/n / B).
+  const double piece = 8.0 * 1024 * 1024 / 8;
+  int i = 0;
+  for (double bw : {25.0, 50.0, 100.0}) {
+    for (double lat : {0.0, 500.0}) {
+      const auto& row = rows[static_cast<std::size_t>(i)];
+      EXPECT_EQ(row.at("point"), std::to_string(i));
+      EXPECT_EQ(std::stod(row.at("topology.0.bandwidth_GBps")), bw);
+      EXPECT_EQ(std::stod(row.at("topology.0.latency_ns")), lat);
+      EXPECT_NEAR(std::stod(row.at("time_ns")), 14 * (lat + piece / bw), 1e-6) << "point " << i;
+      EXPECT_EQ(row.at("error"), "");
+      EXPECT_EQ(row.at("platform"), kRing8 + " with topology.0.bandwidth_GBps=" + row.at("topology.0.bandwidth_GBps") +
+                                        ", topology.0.latency_ns=" + row.at("topology.0.latency_ns"));
+      ++i;
+    }
+  }
+}
+
+TEST_F(Sweep, EveryPointIsItsCommandLinesJson) {
+  const std::string grid = write("g.yaml", "command: collective\n"
+                                           "options: {bytes: 4MiB}\n"
+                                           "grid:\n  platform: [" + kRing8 + ", hgx-h100]\n  executor: [sm, ace]\n"
+                                           "  op: [all-reduce, all-to-all]\n");
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", grid, "--out", out.string()});
+  std::ifstream in(out / "results.jsonl");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    const nlohmann::json rec = nlohmann::json::parse(line);
+    const nlohmann::json& p = rec["params"];
+    const test::CliRun r = expect_ok({"collective", "--bytes", "4MiB", "--platform", p["platform"], "--executor", p["executor"], "--op",
+                                      p["op"], "--json"});
+    EXPECT_EQ(rec["result"], nlohmann::json::parse(r.out)) << line.substr(0, 200);
+    EXPECT_EQ(rec["point"], n);
+    ++n;
+  }
+  EXPECT_EQ(n, 8);
+}
+
+TEST_F(Sweep, FailedPointsAreErrorRowsWithTheCommandLinesMessage) {
+  const std::string grid = write("g.yaml", "command: collective\n"
+                                           "options: {platform: " + kRing8 + "}\n"
+                                           "grid:\n  bytes: [1MiB, 2PiB]\n  topology.0.bandwidth_GBps: [50, -1]\n");
+  const fs::path out = dir_ / "out";
+  const test::CliRun r = expect_ok({"sweep", grid, "--out", out.string()});
+  EXPECT_NE(r.out.find("3 errors"), std::string::npos) << r.out;
+  const auto rows = read_csv(out / "results.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].at("error"), "");
+  EXPECT_NE(rows[1].at("error").find("topology.0.bandwidth_GBps"), std::string::npos) << rows[1].at("error");
+  const test::CliRun cli = run({"collective", "--platform", kRing8, "--bytes", "2PiB"});
+  ASSERT_EQ(cli.status, 2);
+  EXPECT_EQ("acesim: error: " + rows[2].at("error") + "\n", cli.err);
+  EXPECT_EQ(rows[2].at("time_ns"), "");
+}
+
+TEST_F(Sweep, ThreadsResumeShardsMergeAndMpiWriteTheSameFiles) {
+  const std::string grid = write("g.yaml", "command: collective\n"
+                                           "options: {platform: hgx-h100, op: all-reduce}\n"
+                                           "grid:\n  executor: [sm, ace, ideal]\n  npu.hbm_GBps: [1000, 3350]\n"
+                                           "zip:\n  nodes: [1, 2, 4]\n  bytes: [16MiB, 64MiB, 256MiB]\n");
+  const fs::path one = dir_ / "one";
+  expect_ok({"sweep", grid, "--out", one.string(), "--jobs", "1"});
+  const std::string csv = slurp(one / "results.csv");
+  const std::string jsonl = slurp(one / "results.jsonl");
+  EXPECT_EQ(read_csv(one / "results.csv").size(), 18u);
+
+  const fs::path two = dir_ / "two";
+  expect_ok({"sweep", grid, "--out", two.string(), "--jobs", "2"});
+  EXPECT_EQ(slurp(two / "results.csv"), csv);
+  EXPECT_EQ(slurp(two / "results.jsonl"), jsonl);
+
+  // A sweep killed part-way, its last line cut short, started again.
+  {
+    std::istringstream lines(jsonl);
+    std::string l;
+    std::string kept;
+    for (int i = 0; i < 7 && std::getline(lines, l); ++i) kept += l + "\n";
+    std::getline(lines, l);
+    kept += l.substr(0, l.size() / 2);
+    std::ofstream(two / "results.jsonl", std::ios::binary) << kept;
+    fs::remove(two / "results.csv");
+  }
+  const test::CliRun resumed = expect_ok({"sweep", grid, "--out", two.string()});
+  EXPECT_NE(resumed.out.find("18 points: 11 run"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("7 done before"), std::string::npos) << resumed.out;
+  EXPECT_EQ(slurp(two / "results.csv"), csv);
+  EXPECT_EQ(slurp(two / "results.jsonl"), jsonl);
+
+  std::vector<std::string> shards;
+  for (int i = 0; i < 4; ++i) {
+    shards.push_back((dir_ / ("shard" + std::to_string(i))).string());
+    const test::CliRun r = expect_ok({"sweep", grid, "--out", shards.back(), "--shard", std::to_string(i) + "/4"});
+    EXPECT_NE(r.out.find(i < 2 ? "5 points (shard" : "4 points (shard"), std::string::npos) << r.out;
+  }
+  const fs::path merged = dir_ / "merged";
+  const test::CliRun m = expect_ok({"sweep", "merge", shards[0], shards[1], shards[2], shards[3], "--out", merged.string()});
+  EXPECT_NE(m.out.find("every point"), std::string::npos) << m.out;
+  EXPECT_EQ(slurp(merged / "results.csv"), csv);
+  const test::CliRun part = expect_ok({"sweep", "merge", shards[1], shards[3], "--out", (dir_ / "part").string()});
+  EXPECT_NE(part.out.find("9 points missing (0, 2, 4, 6, 8, 10"), std::string::npos) << part.out;
+
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (Debian's openmpi-bin)";
+  const fs::path mpi = dir_ / "mpi";
+  const std::string root = ::geteuid() == 0 ? " --allow-run-as-root" : "";
+  const std::string cmd = "timeout 120 mpirun --oversubscribe" + root + " -n 3 " + test::shell_quote(test::acesim_binary()) +
+                          " sweep " + test::shell_quote(grid) + " --out " + test::shell_quote(mpi.string()) + " >" +
+                          test::shell_quote((dir_ / "mpi.txt").string()) + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "mpi.txt");
+  EXPECT_EQ(slurp(mpi / "results.csv"), csv);
+  EXPECT_EQ(slurp(mpi / "results.jsonl"), jsonl);
+  const std::string said = slurp(dir_ / "mpi.txt");
+  EXPECT_NE(said.find("sweep: 18 points: 18 run"), std::string::npos) << said;
+}
+
+TEST_F(Sweep, AnotherGridsDirectoryAndShardsOfAnotherGridAreRefused) {
+  const std::string a = ring_grid();
+  const std::string b = write("b.yaml", "command: collective\noptions: {platform: " + kRing8 + "}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
+  expect_ok({"sweep", a, "--out", (dir_ / "a").string(), "--shard", "0/2"});
+  expect_ok({"sweep", b, "--out", (dir_ / "b").string(), "--shard", "1/2"});
+  expect_bad_input({"sweep", b, "--out", (dir_ / "a").string(), "--shard", "0/2"}, {"holds another sweep"});
+  expect_bad_input({"sweep", a, "--out", (dir_ / "a").string()}, {"holds another sweep"});
+  expect_bad_input({"sweep", "merge", (dir_ / "a").string(), (dir_ / "b").string(), "--out", (dir_ / "m").string()},
+                   {"is a sweep of another grid"});
+  expect_bad_input({"sweep", "merge", dir_.string(), "--out", (dir_ / "m").string()}, {"no sweep.json"});
+}
+
+TEST_F(Sweep, BadGridsAreRefusedBeforeAnyPointRuns) {
+  struct Case {
+    std::string grid;
+    std::vector<std::string> parts;
+  };
+  const std::string base = "command: collective\noptions: {platform: hgx-h100}\n";
+  const std::vector<Case> cases{
+      {base + "grid:\n  exectuor: [sm]\n", {"grid.exectuor", "has no option 'exectuor'", "did you mean 'executor'"}},
+      {base + "grid:\n  executor: []\n", {":4: grid.executor: empty axis"}},
+      {base + "grid:\n  executor: sm\n", {"grid.executor", "expected a list of values"}},
+      {base + "zip:\n  nodes: [1, 2]\n  bytes: [1MiB]\n", {"zip", "lists of different lengths (nodes: 2, bytes: 1)"}},
+      {base + "grid:\n  npu.hbm_GBPs: [1000]\n", {"npu.hbm_GBPs: unknown key", "did you mean 'hbm_GBps'"}},
+      {base + "grid:\n  topology.2.bandwidth_GBps: [10]\n", {"topology.2.bandwidth_GBps: '2' is not an index", "(0..1)"}},
+      {base + "grid:\n  json: [true]\n", {"--json is set by the caller"}},
+      {base + "grid:\n  full: [maybe]\n", {"--full is a flag: true or false"}},
+      {base + "grid:\n  bytes: [1MiB]\nzip:\n  bytes: [2MiB]\n", {"zip.bytes: given twice"}},
+      {"command: colective\n", {"command: unknown command 'colective'", "did you mean 'collective'"}},
+      {"command: reproduce\n", {"unknown command 'reproduce' (one of collective, characterize, run)"}},
+      {base + "grids:\n  bytes: [1MiB]\n", {":3: grids: unknown key", "did you mean 'grid'"}},
+      {"options: {}\n", {"command: missing"}},
+      {"command: collective\noptions: {platform: hgx-h10}\ngrid:\n  npu.hbm_GBps: [1]\n",
+       {"no file 'hgx-h10' and unknown platform preset 'hgx-h10'", "did you mean 'hgx-h100'"}},
+      {"command: collective\noptions: {network: a.yml, system: b.json}\ngrid:\n  npu.hbm_GBps: [1]\n",
+       {"platform keys need an acesim platform"}},
+      {"command: [collective\n", {"malformed YAML"}},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].grid);
+    const std::string g = write("bad" + std::to_string(i) + ".yaml", cases[i].grid);
+    const fs::path out = dir_ / ("out" + std::to_string(i));
+    const test::CliRun r = run({"sweep", g, "--out", out.string()});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+    for (const std::string& p : cases[i].parts) EXPECT_NE(r.err.find(p), std::string::npos) << r.err << "missing: " << p;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << "the output directory was made before the grid was checked";
+  }
+  const std::string good = ring_grid();
+  expect_bad_input({"sweep", good, "--out", (dir_ / "x").string(), "--shard", "3/2"}, {"--shard: '3/2': I must be below N"});
+  expect_bad_input({"sweep", good, "--out", (dir_ / "x").string(), "--shard", "1of2"}, {"--shard: '1of2' is not I/N"});
+  expect_bad_input({"sweep", good, "--out", (dir_ / "x").string(), "--jobs", "0"}, {"--jobs: must be in 1..1024"});
+  expect_bad_input({"sweep", good}, {"--out DIR is required"});
+  expect_bad_input({"sweep", (dir_ / "none.yaml").string(), "--out", (dir_ / "x").string()}, {"none.yaml"});
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
+TEST_F(Sweep, PlatformsWrittenInlineAndRunsAndCharacterizations) {
+  const std::string grid = write("g.yaml", "command: run\n"
+                                           "options:\n"
+                                           "  platform: {topology: [{kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 500}]}\n"
+                                           "  iterations: 1\n"
+                                           "grid:\n  compare: [[sm, ace], ~]\n  batch: [16, 32]\n");
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", grid, "--out", out.string()});
+  const auto rows = read_csv(out / "results.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].at("compare"), "sm,ace");
+  EXPECT_EQ(rows[0].at("runs.1.executor"), "ace");
+  EXPECT_EQ(rows[0].at("runs.0.platform"), "inline platform");
+  EXPECT_EQ(rows[2].at("compare"), "");
+  EXPECT_EQ(rows[2].at("iterations"), "1");
+  EXPECT_NE(rows[2].at("iteration_time_ns"), "");
+  // A platform keyed like the file is read like the file.
+  const std::string file = write("ring.yaml", "topology: [{kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 500}]\n");
+  const test::CliRun r = expect_ok({"run", "--platform", file, "--iterations", "1", "--batch", "16", "--json"});
+  EXPECT_EQ(rows[2].at("iteration_time_ns"), nlohmann::json::parse(r.out)["iteration_time_ns"].dump());
+
+  const std::string ch = write("c.yaml", "command: characterize\noptions: {platform: hgx-h100, bytes: 16MiB}\ngrid:\n  study: [units, traffic]\n");
+  expect_ok({"sweep", ch, "--out", (dir_ / "ch").string()});
+  const auto crow = read_csv(dir_ / "ch" / "results.csv");
+  ASSERT_EQ(crow.size(), 2u);
+  EXPECT_EQ(crow[0].at("result.study"), "units");
+  EXPECT_NE(crow[0].at("rows.0.time_ns"), "");
+}
+
+TEST_F(Sweep, PlotDrawsAPngAndNamesMissingColumns) {
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", ring_grid(), "--out", out.string()});
+  expect_bad_input({"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "time_n"},
+                   {"--y: 'time_n' is no axis or metric", "did you mean 'time_ns'"});
+  expect_bad_input({"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "time_ns"},
+                   {"several points at topology.0.bandwidth_GBps=25", "--where", "topology.0.latency_ns"});
+  expect_bad_input({"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "op", "--hue",
+                    "topology.0.latency_ns"},
+                   {"--y: 'op' is not a number"});
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3-matplotlib";
+  const test::CliRun r = expect_ok(
+      {"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "busbw_GBps", "--hue", "topology.0.latency_ns"});
+  EXPECT_EQ(r.out, "sweep plot: " + (out / "busbw_GBps-vs-topology_0_bandwidth_GBps.png").string() + "\n");
+  EXPECT_GT(fs::file_size(out / "busbw_GBps-vs-topology_0_bandwidth_GBps.png"), 1000u);
+  const nlohmann::json data = nlohmann::json::parse(slurp(out / "plot.json"));
+  ASSERT_EQ(data["series"].size(), 2u);
+  EXPECT_EQ(data["series"][0]["name"], "0");
+  EXPECT_EQ(data["series"][0]["x"], (nlohmann::json{25.0, 50.0, 100.0}));
+  const fs::path png = dir_ / "lat500.png";
+  expect_ok({"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "time_ns", "--where",
+             "topology.0.latency_ns=500", "--out", png.string()});
+  EXPECT_TRUE(fs::exists(png));
+}
+
+}  // namespace
+}  // namespace acesim::cli
