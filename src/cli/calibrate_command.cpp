@@ -77,7 +77,7 @@ CommandRunner add_calibrate_command(CLI::App& app) {
   c->add_option("--out", o->out, "write the calibrated platform YAML here")->check(non_empty());
   c->add_option("--csv", o->csv, "write measured vs predicted, one row per measurement, here")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");
-  return {[o] { return run(*o); }, nullptr, nullptr};
+  return {[o] { return run(*o); }, nullptr, nullptr, nullptr};
 }
 
 }  // namespace acesim::cli

@@ -94,7 +94,7 @@ CommandRunner add_characterize_command(CLI::App& app) {
   c->add_option("--gemm", o->gemm, "overlap study: the kernel, a GEMM of M,N,K (bf16)")->capture_default_str();
   c->add_flag("--json", o->json, "print JSON instead of a table");
   add_progress_options(c, o->progress);
-  return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform};
+  return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform, [o, fresh = *o] { *o = fresh; }};
 }
 
 }  // namespace acesim::cli

@@ -101,7 +101,8 @@ CommandRunner add_collective_command(CLI::App& app) {
             prepare();
             return report(*o);
           },
-          &o->platform};
+          &o->platform,
+          [o, fresh = *o] { *o = fresh; }};
 }
 
 }  // namespace acesim::cli

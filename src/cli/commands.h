@@ -33,6 +33,10 @@ struct CommandRunner {
   // Its platform options (null for commands without): callers in-process
   // may hand it a platform's YAML text instead of a file.
   PlatformOptions* platform = nullptr;
+  // Puts the values its options write back as registration left them, so
+  // that the app can parse another command line (after CLI::App::clear()):
+  // a copy of the command's options taken right after registering them.
+  std::function<void()> reset;
 };
 
 CommandRunner add_collective_command(CLI::App& app);

@@ -44,7 +44,7 @@ CommandRunner add_list_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand("list", "List what can be named: collective algorithms, network backends, ...");
   c->add_option("family", o->family, join_names(api::catalogue_keys()) + " (default: all)");
   c->add_flag("--markdown", o->markdown, "print the tables of docs/formats.md");
-  return {[o] { return run(*o); }, nullptr, nullptr};
+  return {[o] { return run(*o); }, nullptr, nullptr, nullptr};
 }
 
 }  // namespace acesim::cli

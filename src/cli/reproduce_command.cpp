@@ -182,7 +182,7 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   c->add_flag("--no-sensitivity", o->no_sensitivity, "skip the sensitivity studies");
   c->add_flag("--no-plots", o->no_plots, "skip the PNG plots");
   add_progress_options(c, o->progress);
-  return {[o] { return run(*o); }, nullptr, nullptr};
+  return {[o] { return run(*o); }, nullptr, nullptr, nullptr};
 }
 
 }  // namespace acesim::cli

@@ -230,7 +230,7 @@ CommandRunner add_run_command(CLI::App& app) {
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");
   add_llm_options(c, o->request.llm);
-  return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform};
+  return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform, [o, fresh = *o] { *o = fresh; }};
 }
 
 }  // namespace acesim::cli

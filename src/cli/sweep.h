@@ -138,6 +138,7 @@ class Output {
   nlohmann::json meta_;
   std::mutex mu_;
   std::map<std::size_t, nlohmann::json> records_;
+  std::map<std::size_t, std::string> lines_;  // records_ as results.jsonl lines
   std::FILE* jsonl_ = nullptr;
 };
 // What DIR/sweep.json says of a sweep: the grid's identity, its axes (the

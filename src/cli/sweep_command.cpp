@@ -105,7 +105,7 @@ CommandRunner add_sweep_command(CLI::App& app) {
             }
             return run_grid(*o);
           },
-          nullptr, nullptr};
+          nullptr, nullptr, nullptr};
 }
 
 }  // namespace acesim::cli

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "cli/sweep.h"
 #include "config/input_error.h"
@@ -93,9 +94,9 @@ std::map<std::size_t, nlohmann::json> read_records(const fs::path& path) {
   return records;
 }
 
-std::string jsonl_text(const std::map<std::size_t, nlohmann::json>& records) {
+std::string jsonl_text(const std::map<std::size_t, std::string>& lines) {
   std::string text;
-  for (const auto& [point, r] : records) text += r.dump() + "\n";
+  for (const auto& [point, line] : lines) text += line;
   return text;
 }
 
@@ -119,15 +120,17 @@ std::vector<std::pair<std::string, nlohmann::json>> flatten_metrics(const nlohma
 }
 
 std::string results_csv(const std::vector<std::string>& axes, const std::vector<const nlohmann::json*>& records) {
+  // Each row's cells by metric column, the columns in order of appearance.
   std::vector<std::string> metrics;
-  std::set<std::string> known;
-  std::vector<std::map<std::string, std::string>> rows;
+  std::unordered_map<std::string, std::size_t> column;
+  std::vector<std::vector<std::pair<std::size_t, std::string>>> rows;
   for (const nlohmann::json* r : records) {
-    std::map<std::string, std::string> row;
+    std::vector<std::pair<std::size_t, std::string>> row;
     if (r->contains("result")) {
       for (const auto& [name, value] : flatten_metrics(r->at("result"), axes)) {
-        if (known.insert(name).second) metrics.push_back(name);
-        row[name] = cell_text(value);
+        const auto [it, added] = column.emplace(name, metrics.size());
+        if (added) metrics.push_back(name);
+        row.emplace_back(it->second, cell_text(value));
       }
     }
     rows.push_back(std::move(row));
@@ -142,9 +145,11 @@ std::string results_csv(const std::vector<std::string>& axes, const std::vector<
     out << r.at("point").get<std::size_t>();
     const nlohmann::json& params = r.at("params");
     for (const std::string& a : axes) out << ',' << csv_cell(params.contains(a) ? cell_text(params.at(a)) : "");
-    for (const std::string& m : metrics) {
-      const auto it = rows[i].find(m);
-      out << ',' << csv_cell(it == rows[i].end() ? "" : it->second);
+    std::vector<const std::string*> cells(metrics.size(), nullptr);
+    for (const auto& [c, text] : rows[i]) cells[c] = &text;
+    for (const std::string* cell : cells) {
+      out << ',';
+      if (cell != nullptr) out << csv_cell(*cell);
     }
     out << ',' << csv_cell(r.contains("error") ? r.at("error").get<std::string>() : "") << '\n';
   }
@@ -171,13 +176,14 @@ Output::Output(const std::string& dir, nlohmann::json meta) : dir_(dir), meta_(s
       throw InputError("--out: " + dir_ + " holds another sweep (its grid or shard differ); give another --out, or remove it to start again");
     }
     records_ = existing.records;
+    for (const auto& [point, r] : records_) lines_[point] = r.dump() + "\n";
   } else if (fs::exists(fs::path(dir_) / "results.jsonl")) {
     throw InputError("--out: " + dir_ + " has results.jsonl but no sweep.json; give another --out");
   } else {
     write_file(meta_path, meta_.dump(2) + "\n");
   }
   // Again without a line a killed sweep may have cut short.
-  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(records_));
+  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(lines_));
   jsonl_ = std::fopen((fs::path(dir_) / "results.jsonl").c_str(), "a");
   if (jsonl_ == nullptr) throw InputError("--out: cannot write " + dir_ + "/results.jsonl: " + std::strerror(errno));
 }
@@ -206,13 +212,14 @@ std::string Output::first_error() const {
 }
 
 void Output::add(nlohmann::json record) {
-  const std::string line = dir_.empty() ? std::string() : record.dump() + "\n";
+  std::string line = dir_.empty() ? std::string() : record.dump() + "\n";
+  const std::size_t point = record.at("point").get<std::size_t>();
   const std::lock_guard<std::mutex> lock(mu_);
   if (jsonl_ != nullptr) {
     std::fputs(line.c_str(), jsonl_);
     std::fflush(jsonl_);
+    lines_.insert_or_assign(point, std::move(line));
   }
-  const std::size_t point = record.at("point").get<std::size_t>();
   records_.insert_or_assign(point, std::move(record));
 }
 
@@ -221,7 +228,7 @@ void Output::finish() {
   if (jsonl_ != nullptr) std::fclose(jsonl_);
   jsonl_ = nullptr;
   if (dir_.empty()) return;
-  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(records_));
+  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(lines_));
   std::vector<const nlohmann::json*> sorted;
   for (const auto& [point, r] : records_) sorted.push_back(&r);
   write_file(fs::path(dir_) / "results.csv", results_csv(meta_axes(meta_), sorted));

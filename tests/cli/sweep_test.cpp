@@ -153,6 +153,36 @@ TEST_F(Sweep, InvokeReturnsTheCommandLinesJsonAndItsErrors) {
   }
 }
 
+TEST_F(Sweep, ACommandLineLeavesNothingBehindForTheNext) {
+  // invoke() keeps each command registered per thread: options given to one
+  // command line must not reach the next.
+  const std::vector<std::vector<std::string>> lines{
+      {"collective", "--platform", "hgx-h100", "--nodes", "2", "--bytes", "4MiB", "--algo", "ring", "--proto", "ll128"},
+      {"collective", "--platform", "hgx-h100", "--bytes", "4MiB"},
+      {"collective", "--platform", kRing8, "--bytes", "4MiB", "--straggler", "1=2", "--straggler", "3=4", "--executor", "ace"},
+      {"collective", "--platform", kRing8, "--bytes", "4MiB", "--straggler", "2=2"},
+      {"collective", "--platform", kRing8, "--min-bytes", "1MiB", "--max-bytes", "4MiB", "--full"},
+      {"collective", "--platform", kRing8},
+      {"run", "--platform", kRing8, "--iterations", "1", "--compare", "sm,ace", "--batch", "8"},
+      {"run", "--platform", kRing8, "--iterations", "1"},
+      {"run", "--platform", "hgx-h100", "--model", "llama3-8b", "--tp", "8", "--global-batch", "16", "--sequence-parallel"},
+      {"run", "--platform", "hgx-h100", "--model", "llama3-8b", "--global-batch", "16", "--allow-oom"},
+      {"characterize", "units", "--platform", kRing8, "--bytes", "1MiB", "--op", "all-gather"},
+      {"characterize", "units", "--platform", kRing8},
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const std::vector<std::string>& args : lines) {
+      std::vector<std::string> cli = args;
+      cli.push_back("--json");
+      const test::CliRun r = run(cli);
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(invoke({args, "", "", nullptr}).json, nlohmann::json::parse(r.out)) << args[0] << " " << args[2] << " " << args.size();
+    }
+    // A command line that fails part-way leaves nothing either.
+    EXPECT_THROW(invoke({{"collective", "--platform", kRing8, "--algo", "ring", "--bytes", "lots"}, "", "", nullptr}), InvokeError);
+  }
+}
+
 // ---------------------------------------------------------------- results
 
 TEST_F(Sweep, PlatformKeysAgainstTheRingsClosedForm) {
@@ -275,6 +305,30 @@ TEST_F(Sweep, ThreadsResumeShardsMergeAndMpiWriteTheSameFiles) {
   EXPECT_EQ(slurp(mpi / "results.jsonl"), jsonl);
   const std::string said = slurp(dir_ / "mpi.txt");
   EXPECT_NE(said.find("sweep: 18 points: 18 run"), std::string::npos) << said;
+}
+
+TEST_F(Sweep, TheSlurmArrayScriptShardsAndMergeJoins) {
+  const std::string grid = ring_grid();
+  const fs::path whole = dir_ / "whole";
+  expect_ok({"sweep", grid, "--out", whole.string()});
+  const std::string script = test::source_dir() + "/scripts/slurm/sweep.sbatch";
+  // An array --array=1-3, as Slurm starts its tasks.
+  for (int task = 1; task <= 3; ++task) {
+    const std::string cmd = "SLURM_ARRAY_TASK_ID=" + std::to_string(task) + " SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_COUNT=3 "
+                            "SLURM_CPUS_PER_TASK=2 ACESIM=" + test::shell_quote(test::acesim_binary()) + " bash " +
+                            test::shell_quote(script) + " " + test::shell_quote(grid) + " " + test::shell_quote((dir_ / "out").string()) +
+                            " >" + test::shell_quote((dir_ / "task.txt").string()) + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "task.txt");
+    EXPECT_NE(slurp(dir_ / "task.txt").find("2 points (shard " + std::to_string(task - 1) + "/3)"), std::string::npos)
+        << slurp(dir_ / "task.txt");
+  }
+  expect_ok({"sweep", "merge", (dir_ / "out" / "shard-0").string(), (dir_ / "out" / "shard-1").string(),
+             (dir_ / "out" / "shard-2").string(), "--out", (dir_ / "all").string()});
+  EXPECT_EQ(slurp(dir_ / "all" / "results.csv"), slurp(whole / "results.csv"));
+  // Outside an array it says so.
+  const std::string bare = "bash " + test::shell_quote(script) + " g o >" + test::shell_quote((dir_ / "bare.txt").string()) + " 2>&1";
+  EXPECT_NE(std::system(bare.c_str()), 0);
+  EXPECT_NE(slurp(dir_ / "bare.txt").find("not a job array task"), std::string::npos) << slurp(dir_ / "bare.txt");
 }
 
 TEST_F(Sweep, AnotherGridsDirectoryAndShardsOfAnotherGridAreRefused) {
