@@ -1,0 +1,200 @@
+"""acesim from Python: the simulator's commands as functions (docs/python.md).
+
+Every function runs in-process what the command line would run, with the
+same option names, checks and messages, and returns what ``--json`` prints,
+as plain dicts and lists::
+
+    import acesim
+    r = acesim.collective(platform="hgx-h100", bytes="64MiB")
+    r["results"][0]["busbw_GBps"]
+
+Options are keyword arguments named like the command line's long options
+(``min_bytes`` for ``--min-bytes``). A value is a number or a string as it
+would be typed; ``True``/``False`` for a flag; a list for an option taking
+several values (``compare=["sm", "ace"]``) or a repeatable one
+(``straggler=["3=2.0", "5=1.5"]``); ``None`` leaves the option out. The
+platform is a file path, a preset name or a dict (the platform YAML as a
+dict), and a platform YAML key is set with its dotted path:
+``acesim.collective(**{"npu.hbm_GBps": 4000})``.
+
+Bad input and simulations that cannot finish raise ``ValueError`` with the
+message the command line prints after ``acesim: error: ``; internal errors
+raise ``RuntimeError``. Either has a ``status`` attribute, the command
+line's exit status (2: bad input, 3: stuck, 1: internal). Simulations run
+with the GIL released, so threads calling acesim run in parallel.
+"""
+
+import json
+import os
+import re
+
+from . import _acesim
+
+__version__ = _acesim.__version__
+
+__all__ = ["collective", "run", "characterize", "sweep", "rows", "flatten_metrics", "__version__"]
+
+
+def _jsonable(value):
+    """What json.dumps cannot write by itself: paths, numpy scalars and arrays, sets."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"acesim: cannot pass a {type(value).__name__} ({value!r}); give a number, string, bool, list or dict")
+
+
+def _dumps(value):
+    return json.dumps(value, default=_jsonable, allow_nan=False)
+
+
+def _run(command, options):
+    return json.loads(_acesim.run_once(command, _dumps(options), "acesim." + command))
+
+
+def collective(**options):
+    """Times collectives, as ``acesim collective --json``.
+
+    Keyword arguments are the command's options (``op``, ``bytes``,
+    ``min_bytes``, ``max_bytes``, ``step_factor``, ``dims``, ``root``,
+    ``library``, ``algo``, ``proto``, ``channels``, ``straggler``) and the
+    platform options (``platform``, ``network``, ``system``, ``backend``,
+    ``granularity``, ``executor``, ``chunks``, ``nodes``, ``full``,
+    ``check``); a dotted name sets a platform YAML key. Returns the
+    ``--json`` report as a dict: one entry of ``results`` per size::
+
+        r = acesim.collective(platform="hgx-h100", op="all-reduce", bytes="64MiB")
+        r["results"][0]["time_ns"]  # 420544.32
+    """
+    return _run("collective", options)
+
+
+def run(**options):
+    """Runs a training workload, as ``acesim run --json``.
+
+    Keyword arguments are the command's options (``model``, ``workload``,
+    ``chakra``, ``batch``, ``iterations``, ``compare``, ``tp``, ``pp``,
+    ``dp``, ..., see ``acesim run --help``) and the platform options, as for
+    :func:`collective`. ``compare`` takes a list (``["sm", "ace",
+    "ideal"]``). Returns the ``--json`` report as a dict (one entry of
+    ``runs`` per executor compared)::
+
+        acesim.run(model="resnet50", compare=["sm", "ace"])["runs"]
+    """
+    return _run("run", options)
+
+
+def characterize(study, **options):
+    """Runs an endpoint study, as ``acesim characterize STUDY --json``.
+
+    ``study`` is the study's name (``acesim characterize --help`` lists
+    them); keyword arguments are its options (``op``, ``bytes``, ``gemm``)
+    and the platform options, as for :func:`collective`. Returns the
+    ``--json`` report as a dict (its ``rows``)::
+
+        acesim.characterize("overlap", bytes="64MiB")["rows"]
+    """
+    options = dict(options)
+    options["study"] = study
+    return _run("characterize", options)
+
+
+def sweep(grid, out=None, jobs=None, shard=None):
+    """Runs a grid of points, as ``acesim sweep GRID --out DIR``.
+
+    ``grid`` is a grid file's path (YAML) or a dict with the same keys:
+    ``command`` (``collective``, ``run`` or ``characterize``), ``options``
+    (the base options, named as for :func:`collective`), ``grid`` (a list of
+    values per option or dotted platform key: every combination) and
+    ``zip`` (lists of one length, advanced together)::
+
+        acesim.sweep({"command": "collective",
+                      "options": {"platform": "hgx-h100"},
+                      "grid": {"executor": ["sm", "ace"], "bytes": ["1MiB", "64MiB"]}})
+
+    ``out`` is a directory to write as the command line does
+    (``sweep.json``, ``results.jsonl``, ``results.csv``; a directory of the
+    same grid resumes: its points are not run again); ``None`` writes
+    nothing. ``jobs`` is the number of points run at once (``None``: every
+    core); ``shard`` is ``"I/N"``: every N-th point from point I.
+
+    Returns the records sorted by point, as in ``results.jsonl``:
+    ``{"point", "params", "result"}`` (``result`` is the point's ``--json``
+    report) or, for a point that failed, ``{"point", "params", "error",
+    "status"}``. A malformed grid raises ``ValueError`` before any point
+    runs; a point's own failure is an error record, not an exception.
+    """
+    if jobs is None:
+        jobs = 0
+    elif isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 1024:
+        raise ValueError(f"jobs: must be an integer in 1..1024, got {jobs!r}")
+    if shard is not None and not isinstance(shard, str):
+        raise ValueError(f"shard: must be a string I/N (e.g. '0/4'), got {shard!r}")
+    out = "" if out is None else os.fspath(out)
+    if isinstance(grid, dict):
+        text, name = _dumps(grid), "grid"
+    elif isinstance(grid, (str, os.PathLike)):
+        text, name = "", os.fspath(grid)
+    else:
+        raise ValueError(f"grid: a grid file's path or a dict, got a {type(grid).__name__}")
+    done = json.loads(_acesim.sweep(text, name, out, jobs, shard or ""))
+    axes = done["axes"]
+    records = []
+    for record in done["records"]:
+        # The record's keys and its parameters in the grid's order.
+        params = record.get("params", {})
+        ordered = {"point": record["point"], "params": {a: params[a] for a in axes if a in params}}
+        ordered.update((k, v) for k, v in record.items() if k not in ordered)
+        records.append(ordered)
+    return records
+
+
+def flatten_metrics(report, axes=()):
+    """A ``--json`` report's metrics as ``results.csv`` names them: a dict of
+    dotted names (``busbw_GBps``, ``link_bytes_per_dim.0``, ``results.1.time_ns``
+    when a report holds several rows) to numbers or strings, in the report's
+    order. A metric named like one of ``axes`` is ``result.NAME``.
+    """
+    return dict(json.loads(_acesim.flatten_metrics(_dumps(report), _dumps(list(axes)))))
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _number(text):
+    """A parameter's text as the number it spells ("4000" -> 4000, "2.5" -> 2.5), else as it is."""
+    if isinstance(text, str):
+        if _INT.fullmatch(text):
+            return int(text)
+        if _FLOAT.fullmatch(text):
+            return float(text)
+    return text
+
+
+def rows(records):
+    """The records of :func:`sweep` as ``results.csv``'s rows: one flat dict
+    per record with ``point``, the point's parameters, its metrics
+    (:func:`flatten_metrics`) and ``error`` (``None`` for a point that ran).
+    A parameter is kept as the grid's text (``"64MiB"``, ``"sm"``) unless it
+    spells a number, which becomes one (``"4000"`` -> ``4000``), as
+    ``pandas.read_csv`` would read the column. Ready for
+    ``pandas.DataFrame(acesim.rows(records))``.
+    """
+    records = list(records)
+    axes = []
+    for record in records:
+        for name in record.get("params", {}):
+            if name not in axes:
+                axes.append(name)
+    table = []
+    for record in records:
+        row = {"point": record.get("point")}
+        row.update((name, _number(value)) for name, value in record.get("params", {}).items())
+        if "result" in record:
+            row.update(flatten_metrics(record["result"], axes))
+        row["error"] = record.get("error")
+        table.append(row)
+    return table

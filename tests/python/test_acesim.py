@@ -1,0 +1,452 @@
+"""The Python module (docs/python.md) against closed forms and the command line.
+
+ctest runs each TestCase class on its own (tests/CMakeLists.txt) with
+PYTHONPATH=<build>/python and ACESIM_BINARY set to the acesim executable;
+run by hand:
+
+    PYTHONPATH=build/python ACESIM_BINARY=build/acesim /usr/bin/python3 tests/python/test_acesim.py -v
+"""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+import acesim
+
+SOURCE_DIR = os.environ.get("ACESIM_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ACESIM = os.environ.get("ACESIM_BINARY", os.path.join(SOURCE_DIR, "build", "acesim"))
+
+# docs/model.md, "Closed forms": a ring all-reduce of S bytes on n NPUs takes
+# 2(n-1) steps, each of one link latency A plus S/n bytes at the link
+# bandwidth B, with the ideal executor, one chunk and no endpoint delay.
+N, B_GBPS, A_NS = 8, 100.0, 500.0
+S = 64 * 1024 * 1024
+
+
+def ring_platform(bandwidth_GBps=B_GBPS, latency_ns=A_NS):
+    return {
+        "topology": [{"kind": "ring", "npus": N, "bandwidth_GBps": bandwidth_GBps, "latency_ns": latency_ns}],
+        "communication": {"executor": "ideal"},
+        "collectives": {"chunks": 1, "endpoint_delay_ns": 0, "all-reduce": {"algorithm": "ring"}},
+    }
+
+
+def ring_allreduce_ns(size, bandwidth_GBps=B_GBPS, latency_ns=A_NS):
+    return 2 * (N - 1) * (latency_ns + size / N / bandwidth_GBps)
+
+
+RING_YAML = """\
+topology:
+  - kind: ring
+    npus: 8
+    bandwidth_GBps: 100
+    latency_ns: 500
+communication:
+  executor: ideal
+collectives:
+  chunks: 1
+  endpoint_delay_ns: 0
+  all-reduce:
+    algorithm: ring
+"""
+
+
+def cli(*args, cwd=None):
+    """Runs the acesim executable: (exit status, stdout, stderr)."""
+    p = subprocess.run([ACESIM, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def cli_json(*args, cwd=None):
+    status, out, err = cli(*args, "--json", cwd=cwd)
+    if status != 0:
+        raise AssertionError(f"acesim {' '.join(args)} --json: exit {status}: {err}")
+    return json.loads(out)
+
+
+def cli_error(*args, cwd=None):
+    """The message the command line prints after 'acesim: error: ', and its exit status."""
+    status, _, err = cli(*args, cwd=cwd)
+    prefix = "acesim: error: "
+    line = err.strip().splitlines()[-1]
+    if not line.startswith(prefix):
+        raise AssertionError(f"acesim {' '.join(args)}: no error line in {err!r}")
+    return line[len(prefix):], status
+
+
+class WithTempDir(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="acesim-python-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text):
+        with open(self.path(name), "w") as f:
+            f.write(text)
+        return self.path(name)
+
+
+class CollectiveTest(WithTempDir):
+    def test_ring_allreduce_on_a_platform_dict_is_the_closed_form(self):
+        r = acesim.collective(platform=ring_platform(), op="all-reduce", bytes="64MiB", library="acesim")
+        self.assertIsInstance(r, dict)
+        self.assertEqual(len(r["results"]), 1)
+        row = r["results"][0]
+        self.assertEqual(row["bytes"], S)
+        self.assertEqual(row["ranks"], N)
+        self.assertEqual(row["executor"], "ideal")
+        self.assertAlmostEqual(row["time_ns"], ring_allreduce_ns(S), delta=ring_allreduce_ns(S) * 1e-9)
+        # nccl-tests' bus bandwidth: 2(n-1)/n of S over the time.
+        self.assertAlmostEqual(row["busbw_GBps"], 2 * (N - 1) / N * S / row["time_ns"], places=9)
+
+    def test_a_sweep_of_sizes_is_the_closed_form_at_every_size(self):
+        r = acesim.collective(platform=ring_platform(), min_bytes="1MiB", **{"max-bytes": "16MiB"}, step_factor=4)
+        self.assertEqual([row["bytes"] for row in r["results"]], [1 << 20, 1 << 22, 1 << 24])
+        for row in r["results"]:
+            expected = ring_allreduce_ns(row["bytes"])
+            self.assertAlmostEqual(row["time_ns"], expected, delta=expected * 1e-9)
+
+    def test_doubling_the_bandwidth_halves_a_bandwidth_bound_time(self):
+        no_latency = ring_platform(latency_ns=0)
+        base = acesim.collective(platform=no_latency, bytes="256MiB")["results"][0]["time_ns"]
+        # A dotted platform key ...
+        dotted = acesim.collective(platform=no_latency, bytes="256MiB", **{"topology.0.bandwidth_GBps": 2 * B_GBPS})
+        self.assertAlmostEqual(dotted["results"][0]["time_ns"], base / 2, delta=base * 1e-9)
+        self.assertEqual(dotted["platform"], "inline platform with topology.0.bandwidth_GBps=200.0")
+        # ... is the same as the platform dict saying so.
+        doubled = acesim.collective(platform=ring_platform(bandwidth_GBps=2 * B_GBPS, latency_ns=0), bytes="256MiB")
+        self.assertEqual(doubled["results"], dotted["results"])
+        self.assertAlmostEqual(base, ring_allreduce_ns(256 << 20, latency_ns=0), delta=base * 1e-9)
+
+    def test_hbm_bandwidth_key_changes_an_sm_collective(self):
+        slow = acesim.collective(platform="hgx-h100", bytes="64MiB", **{"npu.hbm_GBps": 500})
+        fast = acesim.collective(platform="hgx-h100", bytes="64MiB", **{"npu.hbm_GBps": 3350})
+        self.assertGreater(slow["results"][0]["time_ns"], fast["results"][0]["time_ns"])
+
+    def test_equals_the_command_lines_json(self):
+        ring = self.write("ring.yaml", RING_YAML)
+        cases = [
+            ({"platform": ring, "bytes": "64MiB", "executor": "ace"}, ["--platform", ring, "--bytes", "64MiB", "--executor", "ace"]),
+            ({"platform": "hgx-h100", "min_bytes": "1MiB", "max_bytes": "4MiB"},
+             ["--platform", "hgx-h100", "--min-bytes", "1MiB", "--max-bytes", "4MiB"]),
+            ({"platform": "hgx-h100", "nodes": 2, "bytes": "16MiB", "library": "nccl", "algo": "ring"},
+             ["--platform", "hgx-h100", "--nodes", "2", "--bytes", "16MiB", "--library", "nccl", "--algo", "ring"]),
+            ({"platform": ring, "bytes": "4MiB", "straggler": ["1=2", "3=1.5"], "full": True},
+             ["--platform", ring, "--bytes", "4MiB", "--straggler", "1=2", "--straggler", "3=1.5", "--full"]),
+            ({"op": "all-to-all", "bytes": "1MiB", "dims": [0, 2], "full": False, "chunks": None},
+             ["--op", "all-to-all", "--bytes", "1MiB", "--dims", "0,2"]),
+        ]
+        for options, args in cases:
+            with self.subTest(args=args):
+                self.assertEqual(acesim.collective(**options), cli_json("collective", *args))
+
+    def test_numpy_values_and_paths_are_accepted(self):
+        import pathlib
+
+        import numpy as np
+
+        ring = pathlib.Path(self.write("ring.yaml", RING_YAML))
+        r = acesim.collective(platform=ring, bytes=np.int64(S), **{"topology.0.latency_ns": np.float64(A_NS)})
+        self.assertAlmostEqual(r["results"][0]["time_ns"], ring_allreduce_ns(S), delta=1e-3)
+        self.assertEqual(acesim.collective(dims=np.array([0, 2]), bytes="1MiB"), acesim.collective(dims="0,2", bytes="1MiB"))
+
+    def test_threads_get_the_same_results(self):
+        # The GIL is released while simulating: threads run side by side.
+        expected = acesim.collective(platform="hgx-h100", bytes="64MiB")
+        got = [None] * 4
+
+        def work(i):
+            got[i] = acesim.collective(platform="hgx-h100", bytes="64MiB")
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(got))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(got, [expected] * len(got))
+
+
+class RunAndCharacterizeTest(unittest.TestCase):
+    def test_run_equals_the_command_lines_json(self):
+        self.assertEqual(acesim.run(compare=["sm", "ace", "ideal"], iterations=1),
+                         cli_json("run", "--compare", "sm,ace,ideal", "--iterations", "1"))
+        self.assertEqual(acesim.run(model="llama3-8b", platform="hgx-h100", nodes=4, tp=8, pp=2, sequence_parallel=True),
+                         cli_json("run", "--model", "llama3-8b", "--platform", "hgx-h100", "--nodes", "4", "--tp", "8",
+                                  "--pp", "2", "--sequence-parallel"))
+
+    def test_run_compares_executors(self):
+        r = acesim.run(compare=["sm", "ideal"])
+        self.assertEqual([run["executor"] for run in r["runs"]], ["sm", "ideal"])
+
+    def test_characterize_equals_the_command_lines_json(self):
+        for study in ["units", "overlap"]:
+            with self.subTest(study=study):
+                self.assertEqual(acesim.characterize(study, bytes="16MiB"), cli_json("characterize", study, "--bytes", "16MiB"))
+
+
+# A minimal Chakra execution-trace writer (src/chakra/et_def.proto): each
+# file is the GlobalMetadata, then the nodes, each with a varint length.
+def _varint(v):
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v >= 0x80 else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def _int_field(number, value):
+    return _varint(number << 3) + _varint(value)
+
+
+def _bytes_field(number, data):
+    data = data.encode() if isinstance(data, str) else data
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _attr(name, number, value):  # AttributeProto: name, then int32_val (7), int64_val (9) or bool_val (27)
+    return _bytes_field(1, name) + _int_field(number, value)
+
+
+def chakra_p2p(node_id, name, node_type, peer, data_deps=()):
+    """A send (node_type 5) to or a receive (6) from rank `peer` of 64 bytes."""
+    peer_key = "comm_dst" if node_type == 5 else "comm_src"
+    node = _int_field(1, node_id) + _bytes_field(2, name) + _int_field(3, node_type)
+    node += b"".join(_int_field(5, d) for d in data_deps)
+    for attr in [_attr("is_cpu_op", 27, 0), _attr(peer_key, 7, peer), _attr("comm_size", 9, 64), _attr("comm_tag", 7, 0)]:
+        node += _bytes_field(10, attr)
+    return node
+
+
+def write_chakra(prefix, ranks):
+    for rank, nodes in enumerate(ranks):
+        messages = [_bytes_field(1, "0.0.4")] + nodes
+        with open(f"{prefix}.{rank}.et", "wb") as f:
+            f.write(b"".join(_varint(len(m)) + m for m in messages))
+    return prefix
+
+
+class ErrorTest(WithTempDir):
+    def assertSameError(self, call, *args, status=2, cwd=None):
+        message, cli_status = cli_error(*args, cwd=cwd)
+        self.assertEqual(cli_status, status)
+        with self.assertRaises(ValueError) as caught:
+            call()
+        self.assertEqual(str(caught.exception), message)
+        self.assertEqual(caught.exception.status, status)
+
+    def test_a_bad_value_raises_the_command_lines_message(self):
+        self.assertSameError(lambda: acesim.collective(bytes="64M"), "collective", "--bytes", "64M")
+        self.assertSameError(lambda: acesim.collective(op="all-reduse"), "collective", "--op", "all-reduse")
+        self.assertSameError(lambda: acesim.run(model="resnet51"), "run", "--model", "resnet51")
+        self.assertSameError(lambda: acesim.characterize("nosuch"), "characterize", "nosuch")
+        self.assertSameError(lambda: acesim.collective(platform="nosuch"), "collective", "--platform", "nosuch")
+
+    def test_a_bad_platform_file_raises_the_command_lines_message(self):
+        typo = self.write("typo.yaml", RING_YAML.replace("algorithm:", "algoritm:"))
+        self.assertSameError(lambda: acesim.collective(platform=typo), "collective", "--platform", typo)
+
+    def test_a_stuck_simulation_raises_the_command_lines_message(self):
+        # Each rank receives before it sends: nobody sends (exit status 3).
+        ranks = [[chakra_p2p(1, "wait", 6, peer), chakra_p2p(2, "reply", 5, peer, [1])] for peer in (1, 0)]
+        prefix = write_chakra(self.path("deadlock"), ranks)
+        pair = self.write("pair.yaml", "topology:\n  - {kind: ring, npus: 2, bandwidth_GBps: 50, latency_ns: 500}\n")
+        self.assertSameError(lambda: acesim.run(platform=pair, chakra=prefix), "run", "--platform", pair, "--chakra", prefix,
+                             status=3)
+
+    def test_a_bad_platform_dict_names_the_key(self):
+        with self.assertRaises(ValueError) as caught:
+            acesim.collective(platform={"topologi": []})
+        self.assertEqual(str(caught.exception), "inline platform:1: topologi: unknown key (did you mean 'topology'?)")
+
+    def test_an_unknown_option_names_the_closest(self):
+        with self.assertRaises(ValueError) as caught:
+            acesim.collective(byte="64MiB")
+        self.assertEqual(str(caught.exception),
+                         "acesim.collective: options.byte: 'collective' has no option 'byte' (did you mean 'bytes'?)")
+        self.assertEqual(caught.exception.status, 2)
+        with self.assertRaises(ValueError) as caught:
+            acesim.collective(json=True)
+        self.assertIn("--json is set by the caller", str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            acesim.collective(full="maybe")
+        self.assertIn("--full is a flag: true or false", str(caught.exception))
+
+    def test_an_unknown_platform_key_is_refused(self):
+        with self.assertRaises(ValueError) as caught:
+            acesim.collective(**{"npu.hbm_GBs": 4000})
+        self.assertIn("hbm_GBps", str(caught.exception))
+
+    def test_a_value_json_cannot_carry_is_refused(self):
+        with self.assertRaises(TypeError):
+            acesim.collective(bytes=object())
+        with self.assertRaises(ValueError):
+            acesim.collective(**{"npu.hbm_GBps": float("nan")})
+
+
+GRID = {
+    "command": "collective",
+    "options": {"platform": "ring.yaml"},
+    "grid": {"executor": ["ideal", "ace"], "bytes": ["1MiB", "64MiB", "64M"]},
+}
+GRID_YAML = """\
+command: collective
+options:
+  platform: ring.yaml
+grid:
+  executor: [ideal, ace]
+  bytes: [1MiB, 64MiB, 64M]
+"""
+BAD_VALUE = "--bytes: '64M': unit 'M' is ambiguous; write MiB (1024-based) or MB (1000-based)"
+
+
+class SweepTest(WithTempDir):
+    def setUp(self):
+        super().setUp()
+        self.write("ring.yaml", RING_YAML)
+        self.cwd = os.getcwd()
+        os.chdir(self.dir)  # the grid names ring.yaml relative to here
+        self.addCleanup(os.chdir, self.cwd)
+
+    def test_a_dict_grid_returns_every_point_with_errors_as_records(self):
+        records = acesim.sweep(GRID, jobs=2)
+        self.assertEqual([r["point"] for r in records], list(range(6)))
+        self.assertEqual([r["params"] for r in records],
+                         [{"executor": e, "bytes": b} for e in ["ideal", "ace"] for b in ["1MiB", "64MiB", "64M"]])
+        for r in records:
+            if r["params"]["bytes"] == "64M":
+                self.assertEqual(set(r), {"point", "params", "error", "status"})
+                self.assertEqual(r["error"], BAD_VALUE)
+                self.assertEqual(r["status"], 2)
+            else:
+                self.assertEqual(set(r), {"point", "params", "result"})
+        ideal_64 = records[1]["result"]["results"][0]
+        self.assertAlmostEqual(ideal_64["time_ns"], ring_allreduce_ns(S), delta=1e-3)
+        # Each point is what the same call gives.
+        self.assertEqual(records[4]["result"], acesim.collective(platform="ring.yaml", executor="ace", bytes="64MiB"))
+
+    def test_out_writes_the_command_lines_files(self):
+        self.write("grid.yaml", GRID_YAML)
+        status, out, err = cli("sweep", "grid.yaml", "--out", "cli", cwd=self.dir)
+        self.assertEqual(status, 0, err)
+        acesim.sweep(GRID, out="from-dict")
+        acesim.sweep("grid.yaml", out=os.path.join(self.dir, "from-file"))
+        with open(os.path.join("cli", "results.csv")) as f:
+            expected = f.read()
+        for d in ["from-dict", "from-file"]:
+            with self.subTest(dir=d):
+                self.assertEqual(sorted(os.listdir(d)), ["results.csv", "results.jsonl", "sweep.json"])
+                with open(os.path.join(d, "results.csv")) as f:
+                    self.assertEqual(f.read(), expected)
+
+    def test_shards_and_resuming(self):
+        first = acesim.sweep(GRID, out="dir", shard="0/2")
+        self.assertEqual([r["point"] for r in first], [0, 2, 4])
+        with open(os.path.join("dir", "sweep.json")) as f:
+            self.assertEqual(json.load(f)["shard"], "0/2")
+        self.assertEqual([r["point"] for r in acesim.sweep(GRID, shard="1/2")], [1, 3, 5])
+        # The same sweep into the same directory runs nothing again and
+        # returns every record; another grid's directory is refused.
+        os.remove("ring.yaml")  # a point run again would fail
+        self.assertEqual(acesim.sweep(GRID, out="dir", shard="0/2"), first)
+        with self.assertRaises(ValueError):
+            acesim.sweep(GRID, out="dir")
+
+    def test_a_bad_grid_raises_before_any_point_runs(self):
+        bad = self.write("bad.yaml", GRID_YAML.replace("bytes:", "byte:"))
+        message, status = cli_error("sweep", bad, "--out", "cli")
+        self.assertEqual(status, 2)
+        with self.assertRaises(ValueError) as caught:
+            acesim.sweep(bad, out="py")
+        self.assertEqual(str(caught.exception), message)
+        self.assertFalse(os.path.exists("py"))
+        with self.assertRaises(ValueError) as caught:
+            acesim.sweep({"command": "collective", "grid": {"bytes": []}})
+        self.assertIn("empty axis", str(caught.exception))
+        with self.assertRaises(ValueError):
+            acesim.sweep(GRID, jobs=0)
+        with self.assertRaises(ValueError) as caught:
+            acesim.sweep(GRID, shard="2/2")
+        self.assertIn("I must be below N", str(caught.exception))
+
+    def test_rows_are_results_csv(self):
+        self.write("grid.yaml", GRID_YAML)
+        records = acesim.sweep("grid.yaml", out="dir")
+        table = acesim.rows(records)
+        with open(os.path.join("dir", "results.csv"), newline="") as f:
+            csv_rows = list(csv.DictReader(f))
+        self.assertEqual(len(table), len(csv_rows))
+        for row, csv_row in zip(table, csv_rows):
+            # Every column of a row that ran; an error row has no metrics.
+            if row["error"] is None:
+                self.assertEqual(list(row), list(csv_row))
+            for name, value in row.items():
+                text = csv_row[name]
+                if value is None:
+                    self.assertEqual(text, "")
+                elif isinstance(value, bool):
+                    self.assertEqual(text, "true" if value else "false")
+                elif isinstance(value, (int, float)):
+                    self.assertEqual(float(text), value, name)
+                else:
+                    self.assertEqual(text, value, name)
+        self.assertEqual(table[1]["executor"], "ideal")
+        self.assertEqual(table[1]["bytes"], "64MiB")
+        self.assertEqual(table[1]["result.bytes"], S)  # a metric named like an axis
+        self.assertEqual(table[2]["error"], BAD_VALUE)
+
+    def test_rows_make_numeric_parameters_numbers(self):
+        grid = {"command": "collective", "options": {"platform": ring_platform(latency_ns=0), "bytes": "64MiB"},
+                "grid": {"topology.0.bandwidth_GBps": [100, 200, 400]}}
+        table = acesim.rows(acesim.sweep(grid))
+        self.assertEqual([row["topology.0.bandwidth_GBps"] for row in table], [100, 200, 400])
+        times = [row["time_ns"] for row in table]
+        self.assertAlmostEqual(times[0] / times[1], 2.0, places=9)
+        self.assertAlmostEqual(times[0] / times[2], 4.0, places=9)
+
+    def test_flatten_metrics(self):
+        r = acesim.collective(platform=ring_platform(), min_bytes="1MiB", max_bytes="2MiB")
+        flat = acesim.flatten_metrics(r)
+        self.assertEqual(flat["results.0.bytes"], 1 << 20)
+        self.assertEqual(flat["results.1.bytes"], 2 << 20)
+        self.assertEqual(acesim.flatten_metrics(r, axes=["backend"])["result.backend"], "fluid")
+
+
+class ExampleTest(WithTempDir):
+    def test_sweep_plot_writes_a_png(self):
+        png = self.path("busbw.png")
+        env = dict(os.environ, MPLBACKEND="Agg")
+        script = os.path.join(SOURCE_DIR, "examples", "python", "sweep_plot.py")
+        p = subprocess.run([sys.executable, script, "--out", png], env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(png), 10000)
+        # docs/python.md shows the script's output: the same table.
+        with open(os.path.join(SOURCE_DIR, "docs", "python.md")) as f:
+            doc = f.read()
+        command = "$ PYTHONPATH=build/python /usr/bin/python3 examples/python/sweep_plot.py --out busbw.png\n"
+        self.assertIn(command, doc)
+        shown = doc.split(command, 1)[1].split("```", 1)[0].splitlines()
+        printed = p.stdout.splitlines()
+        self.assertEqual(shown[:-1], printed[:-1])
+        self.assertEqual(shown[-1], "wrote busbw.png")
+        self.assertEqual(printed[-1], f"wrote {png}")
+
+
+class VersionTest(unittest.TestCase):
+    def test_version(self):
+        self.assertEqual(acesim.__version__, os.environ.get("ACESIM_VERSION", acesim.__version__))
+        self.assertRegex(acesim.__version__, r"^[0-9]+\.[0-9]+\.[0-9]+$")
+
+
+if __name__ == "__main__":
+    unittest.main()
