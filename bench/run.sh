@@ -191,6 +191,30 @@ echo "== start-up (bench/startup.sh: whole acesim processes on small commands)"
 "$here/startup.sh" -n 50 "$cli" || { echo "bench/run.sh: bench/startup.sh failed" >&2; exit 2; }
 
 echo
+echo "== sweeps (acesim_bench_sweep; acesim sweep on one thread against mpirun -n 2, when Open MPI is there)"
+if [[ -x $build/bench/acesim_bench_sweep ]]; then
+  "$build/bench/acesim_bench_sweep" "$here/grids/collectives_10k.yaml" "$cli" 100 | column -t -s $'\t' ||
+    { echo "bench/run.sh: acesim_bench_sweep failed" >&2; exit 2; }
+fi
+if command -v mpirun >/dev/null 2>&1; then
+  root=()
+  [[ $(id -u) -eq 0 ]] && root=(--allow-run-as-root)
+  for g in collectives_10k llm_plans_128; do
+    t0=$EPOCHREALTIME
+    "$cli" sweep "$here/grids/$g.yaml" --out "$tmp/sweep1-$g" --jobs 1 --no-progress >/dev/null ||
+      { echo "bench/run.sh: sweep $g failed" >&2; exit 2; }
+    t1=$EPOCHREALTIME
+    mpirun "${root[@]}" --oversubscribe -n 2 "$cli" sweep "$here/grids/$g.yaml" --out "$tmp/sweep2-$g" --no-progress >/dev/null ||
+      { echo "bench/run.sh: mpirun sweep $g failed" >&2; exit 2; }
+    t2=$EPOCHREALTIME
+    cmp -s "$tmp/sweep1-$g/results.csv" "$tmp/sweep2-$g/results.csv" ||
+      { echo "bench/run.sh: mpirun's results.csv differs for $g" >&2; exit 2; }
+    awk -v g="$g" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
+      printf "  %-16s one process, --jobs 1: %6.2f s   mpirun -n 2: %6.2f s   %.2fx (results.csv identical)\n", g, b - a, c - b, (b - a) / (c - b) }'
+  done
+fi
+
+echo
 echo "== acesim_bench_chakra (Chakra traces, one file per rank: read, then simulate)"
 if [[ -x $build/bench/acesim_bench_chakra ]]; then
   "$build/bench/acesim_bench_chakra" | column -t -s $'\t' || { echo "bench/run.sh: acesim_bench_chakra failed" >&2; exit 2; }

@@ -105,8 +105,7 @@ RegisteredCommand register_command(std::string_view name) {
     r.command = r.app->get_subcommand(std::string(name));
     return r;
   }
-  throw InputError("unknown command '" + std::string(name) + "' (one of " + join_names(names, ", ") + ")" +
-                   suggestion(name, names));
+  throw InputError("unknown command '" + std::string(name) + "'" + suggestion(name, names));
 }
 
 std::string option_name(const CLI::App& command, const std::string& name) {

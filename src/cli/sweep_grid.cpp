@@ -302,7 +302,7 @@ PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<S
     std::string with;
     for (const Setting& k : keys) {
       set_path(root, k.name, k.value, k.name);
-      with += (with.empty() ? " with " : ", ") + k.name + "=" + value_text(k.value);
+      with += (with.empty() ? " with " : "; ") + k.name + "=" + value_text(k.value);
     }
     YAML::Emitter out;
     out << root;

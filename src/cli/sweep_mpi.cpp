@@ -1,6 +1,7 @@
 // Sweeps under mpirun (cli/sweep.h): rank 0 reads the grid, hands the
-// points out one at a time to whichever rank asks, and writes the output
-// directory; every rank runs points, rank 0 on a thread beside its
+// points out to whichever rank asks, a batch at a time (guided: a share of
+// what is left, so batches shrink towards the end and ranks finish
+// together), and writes the output directory; every rank runs points, rank 0 on a thread beside its
 // dispatching. The points' order in the files does not depend on who ran
 // them, so results.csv is the one a single process writes.
 //
@@ -20,9 +21,9 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -127,9 +128,9 @@ Mpi& mpi() {
   return m;
 }
 
-constexpr int kTagResult = 1;  // worker -> 0: a record (empty: the first request)
-constexpr int kTagWork = 2;    // 0 -> worker: a point, or kStop
-constexpr unsigned long long kStop = std::numeric_limits<unsigned long long>::max();
+constexpr int kTagResult = 1;  // worker -> 0: the last batch's records, one per line (empty: the first request)
+constexpr int kTagWork = 2;    // 0 -> worker: a batch of points (none: stop)
+constexpr std::size_t kMaxBatch = 64;
 
 void send_text(const std::string& text, int to, int tag) {
   Mpi& m = mpi();
@@ -166,14 +167,21 @@ SweepSummary run_worker(const SweepRequest& request) {
     return s;
   }
   const Plan plan(parse_grid(text, request.grid_file));
-  std::string result;  // the first message asks for work
+  std::string results;  // the first message asks for work
   for (;;) {
-    send_text(result, 0, kTagResult);
-    unsigned long long point = 0;
-    mpi().recv(&point, 1, mpi().ull, 0, kTagWork, mpi().world, MPI_STATUS_IGNORE);
-    if (point == kStop) break;
-    result = run_point(plan, static_cast<std::size_t>(point)).dump();
-    ++s.run;
+    send_text(results, 0, kTagResult);
+    MPI_Status status;
+    mpi().probe(0, kTagWork, mpi().world, &status);
+    int n = 0;
+    mpi().get_count(&status, mpi().ull, &n);
+    std::vector<unsigned long long> batch(static_cast<std::size_t>(n));
+    mpi().recv(batch.data(), n, mpi().ull, 0, kTagWork, mpi().world, MPI_STATUS_IGNORE);
+    if (batch.empty()) break;
+    results.clear();
+    for (const unsigned long long point : batch) {
+      results += run_point(plan, static_cast<std::size_t>(point)).dump() + "\n";
+      ++s.run;
+    }
   }
   return s;
 }
@@ -216,10 +224,12 @@ SweepSummary run_root(const SweepRequest& request) {
       request.progress->progress({stage, -1, 0, static_cast<double>(d) / static_cast<double>(todo.size())});
     }
   };
-  // Rank 0's own share, on a thread, while this one hands points out.
+  // Rank 0's own share, one point at a time on a thread, while this one
+  // hands batches out.
   std::thread local([&] {
     for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) finished(run_point(*plan, todo[k]));
   });
+  const std::size_t ranks = static_cast<std::size_t>(mpi().size);
   int working = mpi().size - 1;
   while (working > 0) {
     int flag = 0;
@@ -229,12 +239,23 @@ SweepSummary run_root(const SweepRequest& request) {
       continue;
     }
     int source = 0;
-    const std::string result = receive_text(MPI_ANY_SOURCE, kTagResult, &source);
-    if (!result.empty()) finished(nlohmann::json::parse(result));
-    const std::size_t k = next.fetch_add(1);
-    const unsigned long long point = k < todo.size() ? todo[k] : kStop;
-    if (point == kStop) --working;
-    mpi().send(&point, 1, mpi().ull, source, kTagWork, mpi().world);
+    const std::string results = receive_text(MPI_ANY_SOURCE, kTagResult, &source);
+    for (std::size_t at = 0; at < results.size();) {
+      const std::size_t end = results.find('\n', at);
+      finished(nlohmann::json::parse(results.substr(at, end - at)));
+      at = end + 1;
+    }
+    // A share of what is left: batches shrink towards the end.
+    const std::size_t taken = std::min(next.load(), todo.size());
+    const std::size_t want = std::clamp<std::size_t>((todo.size() - taken) / (4 * ranks), 1, kMaxBatch);
+    std::vector<unsigned long long> batch;
+    for (std::size_t i = 0; i < want; ++i) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= todo.size()) break;
+      batch.push_back(todo[k]);
+    }
+    if (batch.empty()) --working;
+    mpi().send(batch.data(), static_cast<int>(batch.size()), mpi().ull, source, kTagWork, mpi().world);
   }
   local.join();
   out->finish();

@@ -203,7 +203,7 @@ TEST_F(Sweep, PlatformKeysAgainstTheRingsClosedForm) {
       EXPECT_NEAR(std::stod(row.at("time_ns")), 14 * (lat + piece / bw), 1e-6) << "point " << i;
       EXPECT_EQ(row.at("error"), "");
       EXPECT_EQ(row.at("platform"), kRing8 + " with topology.0.bandwidth_GBps=" + row.at("topology.0.bandwidth_GBps") +
-                                        ", topology.0.latency_ns=" + row.at("topology.0.latency_ns"));
+                                        "; topology.0.latency_ns=" + row.at("topology.0.latency_ns"));
       ++i;
     }
   }
@@ -331,6 +331,22 @@ TEST_F(Sweep, TheSlurmArrayScriptShardsAndMergeJoins) {
   EXPECT_NE(slurp(dir_ / "bare.txt").find("not a job array task"), std::string::npos) << slurp(dir_ / "bare.txt");
 }
 
+TEST_F(Sweep, TheExampleGridsRunAsTheReadmeShows) {
+  const fs::path out = dir_ / "allreduce";
+  const test::CliRun r = expect_ok({"sweep", test::source_dir() + "/examples/sweeps/allreduce_nvlink.yaml", "--out", out.string()});
+  EXPECT_NE(r.out.find("sweep: 36 points: 36 run"), std::string::npos) << r.out;
+  const auto rows = read_csv(out / "results.csv");
+  ASSERT_EQ(rows.size(), 36u);
+  EXPECT_EQ(rows[2].at("algorithm"), "ring");
+  EXPECT_EQ(rows[2].at("time_ns"), "42088665.68");
+  EXPECT_EQ(rows[35].at("algorithm"), "nvls-tree");
+  EXPECT_EQ(rows[35].at("busbw_GBps"), "609.6729540341403");
+  const test::CliRun l = expect_ok({"sweep", test::source_dir() + "/examples/sweeps/llama3_8b_plans.yaml", "--out", (dir_ / "l").string()});
+  EXPECT_NE(l.out.find("sweep: 32 points: 32 run"), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find("13 errors"), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find("point 0: the plan does not fit in HBM"), std::string::npos) << l.out;
+}
+
 TEST_F(Sweep, AnotherGridsDirectoryAndShardsOfAnotherGridAreRefused) {
   const std::string a = ring_grid();
   const std::string b = write("b.yaml", "command: collective\noptions: {platform: " + kRing8 + "}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
@@ -360,7 +376,7 @@ TEST_F(Sweep, BadGridsAreRefusedBeforeAnyPointRuns) {
       {base + "grid:\n  full: [maybe]\n", {"--full is a flag: true or false"}},
       {base + "grid:\n  bytes: [1MiB]\nzip:\n  bytes: [2MiB]\n", {"zip.bytes: given twice"}},
       {"command: colective\n", {"command: unknown command 'colective'", "did you mean 'collective'"}},
-      {"command: reproduce\n", {"unknown command 'reproduce' (one of collective, characterize, run)"}},
+      {"command: reproduce\n", {"unknown command 'reproduce' (valid: collective, characterize, run)"}},
       {base + "grids:\n  bytes: [1MiB]\n", {":3: grids: unknown key", "did you mean 'grid'"}},
       {"options: {}\n", {"command: missing"}},
       {"command: collective\noptions: {platform: hgx-h10}\ngrid:\n  npu.hbm_GBps: [1]\n",
