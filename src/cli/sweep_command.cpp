@@ -28,9 +28,8 @@ struct Options {
   sweep::PlotRequest plot;
 };
 
-int run_grid(const Options& o) {
-  const bool mpi = sweep::under_mpi();
-  const bool root = sweep::mpi_rank() == 0;
+// The request the flags make; the same on every MPI rank.
+sweep::SweepRequest sweep_request(const Options& o, bool mpi) {
   if (o.grid.empty()) throw InputError("sweep: give a grid file (acesim sweep GRID.yaml --out DIR), or merge / plot");
   if (o.out.empty()) throw InputError("sweep: --out DIR is required (where results.csv and results.jsonl go)");
   if (o.jobs_option->count() > 0 && (o.jobs < 1 || o.jobs > 1024)) {
@@ -43,6 +42,19 @@ int run_grid(const Options& o) {
   if (!o.shard.empty()) r.shard = sweep::parse_shard(o.shard);
   if (mpi && o.jobs_option->count() > 0) {
     throw InputError("--jobs: under mpirun each rank runs one point at a time; start one rank per core instead");
+  }
+  return r;
+}
+
+int run_grid(const Options& o) {
+  const bool mpi = sweep::under_mpi();
+  const bool root = sweep::mpi_rank() == 0;
+  sweep::SweepRequest r;
+  try {
+    r = sweep_request(o, mpi);
+  } catch (const InputError&) {
+    if (!root) return kExitBadInput;  // every rank finds it; rank 0 says it
+    throw;
   }
   const std::unique_ptr<ProgressDisplay> display = root ? start_progress(o.progress) : nullptr;
   r.progress = display.get();

@@ -305,6 +305,19 @@ TEST_F(Sweep, ThreadsResumeShardsMergeAndMpiWriteTheSameFiles) {
   EXPECT_EQ(slurp(mpi / "results.jsonl"), jsonl);
   const std::string said = slurp(dir_ / "mpi.txt");
   EXPECT_NE(said.find("sweep: 18 points: 18 run"), std::string::npos) << said;
+
+  // A bad grid under mpirun: rank 0 alone says why, and nothing is written.
+  const std::string bad = write("bad.yaml", "command: collective\ngrid:\n  exectuor: [sm]\n");
+  const std::string bad_cmd = "timeout 120 mpirun --oversubscribe" + root + " -n 3 " + test::shell_quote(test::acesim_binary()) +
+                              " sweep " + test::shell_quote(bad) + " --out " + test::shell_quote((dir_ / "bad").string()) + " >" +
+                              test::shell_quote((dir_ / "bad.txt").string()) + " 2>&1";
+  EXPECT_NE(std::system(bad_cmd.c_str()), 0);
+  const std::string refused = slurp(dir_ / "bad.txt");
+  std::size_t lines = 0;
+  for (std::size_t at = refused.find("acesim: error: "); at != std::string::npos; at = refused.find("acesim: error: ", at + 1)) ++lines;
+  EXPECT_EQ(lines, 1u) << refused;
+  EXPECT_NE(refused.find("has no option 'exectuor'"), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
 }
 
 TEST_F(Sweep, TheSlurmArrayScriptShardsAndMergeJoins) {
