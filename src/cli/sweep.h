@@ -38,6 +38,9 @@ struct Axis {
   bool platform_key() const { return name.find('.') != std::string::npos; }
 };
 
+// The most points a grid may have.
+inline constexpr std::size_t kMaxPoints = 100'000'000;
+
 struct Grid {
   std::string source;   // the grid file, for messages
   std::string command;  // collective | run | characterize

@@ -126,9 +126,12 @@ std::string value_text(const nlohmann::json& v) {
 }  // namespace
 
 std::size_t Grid::points() const {
+  // Saturating at kMaxPoints + 1, which parse_grid() refuses: twenty axes of
+  // ten values would overflow.
   std::size_t n = 1;
-  for (const Axis& a : grid) n *= a.values.size();
-  if (!zip.empty()) n *= zip.front().values.size();
+  auto times = [&n](std::size_t k) { n = k != 0 && n > (kMaxPoints + 1) / k ? kMaxPoints + 1 : n * k; };
+  for (const Axis& a : grid) times(a.values.size());
+  if (!zip.empty()) times(zip.front().values.size());
   return n;
 }
 
@@ -183,7 +186,7 @@ Grid parse_grid(std::string_view yaml_text, const std::string& source) {
   for (const Setting& s : g.options) once(s.name, "options");
   for (const Axis& a : g.grid) once(a.name, "grid");
   for (const Axis& a : g.zip) once(a.name, "zip");
-  if (g.points() > 100'000'000) throw_input_error(source, 0, "", "more than 100,000,000 points");
+  if (g.points() > kMaxPoints) throw_input_error(source, 0, "", "more than 100,000,000 points (split it into several grids)");
   return g;
 }
 

@@ -397,6 +397,12 @@ TEST_F(Sweep, BadGridsAreRefusedBeforeAnyPointRuns) {
       {"command: collective\noptions: {network: a.yml, system: b.json}\ngrid:\n  npu.hbm_GBps: [1]\n",
        {"platform keys need an acesim platform"}},
       {"command: [collective\n", {"malformed YAML"}},
+      {base + "grid:\n" + [] {
+         std::string axes;
+         for (int i = 0; i < 20; ++i) axes += "  npu.hbm_GBps" + std::string(static_cast<std::size_t>(i), 'x') + ": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+         return axes;
+       }(),
+       {"more than 100,000,000 points"}},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].grid);
