@@ -24,6 +24,10 @@
 
 namespace acesim::cli::sweep {
 
+// A value as results.csv and messages write it: a string as it is, a list
+// comma-joined, null as nothing, anything else as JSON.
+std::string value_text(const nlohmann::json& v);
+
 // An option or a platform key (its name has a dot) and a value for it; YAML
 // scalars are kept as their text.
 struct Setting {

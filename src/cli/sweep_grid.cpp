@@ -112,6 +112,8 @@ void set_path(YAML::Node root, const std::string& path, const nlohmann::json& va
   }
 }
 
+}  // namespace
+
 std::string value_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
@@ -122,8 +124,6 @@ std::string value_text(const nlohmann::json& v) {
   }
   return v.dump();
 }
-
-}  // namespace
 
 std::size_t Grid::points() const {
   // Saturating at kMaxPoints + 1, which parse_grid() refuses: twenty axes of

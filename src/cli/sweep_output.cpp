@@ -57,17 +57,6 @@ std::string csv_cell(const std::string& s) {
   return q + "\"";
 }
 
-std::string cell_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "";
-  if (v.is_array()) {
-    std::string s;
-    for (const nlohmann::json& item : v) s += (s.empty() ? "" : ",") + cell_text(item);
-    return s;
-  }
-  return v.dump();
-}
-
 void write_file(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
   {
@@ -130,7 +119,7 @@ std::string results_csv(const std::vector<std::string>& axes, const std::vector<
       for (const auto& [name, value] : flatten_metrics(r->at("result"), axes)) {
         const auto [it, added] = column.emplace(name, metrics.size());
         if (added) metrics.push_back(name);
-        row.emplace_back(it->second, cell_text(value));
+        row.emplace_back(it->second, value_text(value));
       }
     }
     rows.push_back(std::move(row));
@@ -144,7 +133,7 @@ std::string results_csv(const std::vector<std::string>& axes, const std::vector<
     const nlohmann::json& r = *records[i];
     out << r.at("point").get<std::size_t>();
     const nlohmann::json& params = r.at("params");
-    for (const std::string& a : axes) out << ',' << csv_cell(params.contains(a) ? cell_text(params.at(a)) : "");
+    for (const std::string& a : axes) out << ',' << csv_cell(params.contains(a) ? value_text(params.at(a)) : "");
     std::vector<const std::string*> cells(metrics.size(), nullptr);
     for (const auto& [c, text] : rows[i]) cells[c] = &text;
     for (const std::string* cell : cells) {

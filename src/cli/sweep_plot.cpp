@@ -16,17 +16,6 @@
 namespace acesim::cli::sweep {
 namespace {
 
-// A column's value in one record: an axis's value as written, or a metric.
-struct Columns {
-  std::map<std::string, nlohmann::json> values;
-};
-
-std::string text_of(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "";
-  return v.dump();
-}
-
 // A number: the value itself, a number written as text, or a size (64MiB).
 std::optional<double> number_of(const nlohmann::json& v) {
   if (v.is_number()) return v.get<double>();
@@ -84,7 +73,7 @@ std::string plot(const PlotRequest& r) {
   auto kept = [&](const std::map<std::string, nlohmann::json>& row) {
     for (const auto& [k, v] : where) {
       const auto it = row.find(k);
-      if (it == row.end() || text_of(it->second) != v) return false;
+      if (it == row.end() || value_text(it->second) != v) return false;
     }
     return true;
   };
@@ -97,9 +86,9 @@ std::string plot(const PlotRequest& r) {
     if (!kept(row) || !row.count(r.x) || !row.count(r.y)) continue;
     ++kept_rows;
     if (!number_of(row.at(r.x))) numeric = false;
-    const std::string t = text_of(row.at(r.x));
+    const std::string t = value_text(row.at(r.x));
     if (std::find(categories.begin(), categories.end(), t) == categories.end()) categories.push_back(t);
-    if (!number_of(row.at(r.y))) throw InputError("--y: '" + r.y + "' is not a number ('" + text_of(row.at(r.y)) + "')");
+    if (!number_of(row.at(r.y))) throw InputError("--y: '" + r.y + "' is not a number ('" + value_text(row.at(r.y)) + "')");
   }
   if (kept_rows == 0) throw InputError("sweep plot: no point of " + r.dir + " has both --x and --y" + (where.empty() ? "" : " (after --where)"));
   // Series by hue; two points at one x in a series mean another axis varies.
@@ -108,9 +97,9 @@ std::string plot(const PlotRequest& r) {
   std::map<std::string, std::set<std::string>> xs_seen;
   for (const auto& row : rows) {
     if (!kept(row) || !row.count(r.x) || !row.count(r.y)) continue;
-    const std::string hue = r.hue.empty() ? "" : text_of(row.count(r.hue) ? row.at(r.hue) : nlohmann::json(nullptr));
+    const std::string hue = r.hue.empty() ? "" : value_text(row.count(r.hue) ? row.at(r.hue) : nlohmann::json(nullptr));
     if (!series.count(hue)) hue_order.push_back(hue);
-    const std::string xt = text_of(row.at(r.x));
+    const std::string xt = value_text(row.at(r.x));
     if (!xs_seen[hue].insert(xt).second) {
       std::vector<std::string> varying;
       for (const std::string& a : axes) {
