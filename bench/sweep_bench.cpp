@@ -64,9 +64,7 @@ int main(int argc, char** argv) {
   std::size_t bytes_out = 0;
   for (const cli::Invocation& p : points) {
     api::CollectiveRequest r;
-    r.platform.parsed = p.platform;
-    r.platform.yaml_text = p.platform_yaml;
-    r.platform.yaml_source = p.platform_source;
+    r.platform.text = p.platform;
     r.platform.executor = arg(p.args, "--executor");
     r.op = arg(p.args, "--op");
     r.bytes = arg(p.args, "--bytes");
@@ -96,11 +94,11 @@ int main(int argc, char** argv) {
     const cli::Invocation& p = points[i];
     std::string cmd = quote(acesim_cli);
     for (const std::string& a : p.args) cmd += " " + quote(a);
-    if (!p.platform_yaml.empty()) {
-      std::string& f = files[p.platform_yaml];
+    if (p.platform) {
+      std::string& f = files[p.platform->yaml];
       if (f.empty()) {
         f = (tmp / ("platform" + std::to_string(files.size()) + ".yaml")).string();
-        std::ofstream(f) << p.platform_yaml;
+        std::ofstream(f) << p.platform->yaml;
       }
       cmd += " --platform " + quote(f);
     }

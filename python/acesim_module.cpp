@@ -38,7 +38,7 @@ std::string run_once(const std::string& command, const std::string& options_json
   {
     py::gil_scoped_release release;
     try {
-      report = acesim::cli::sweep::run_once(command, nlohmann::json::parse(options_json), source).dump();
+      report = acesim::cli::sweep::json_text(acesim::cli::sweep::run_once(command, nlohmann::json::parse(options_json), source));
     } catch (const acesim::cli::InvokeError& e) {
       error = e.error();
     } catch (...) {
@@ -68,7 +68,7 @@ std::string sweep(const std::string& grid_text, const std::string& grid_file, co
       const acesim::cli::sweep::SweepSummary s = acesim::cli::sweep::run_sweep(r);
       const acesim::cli::sweep::Grid grid = grid_text.empty() ? acesim::cli::sweep::load_grid(grid_file)
                                                               : acesim::cli::sweep::parse_grid(grid_text, grid_file);
-      records = nlohmann::json{{"axes", grid.axis_names()}, {"records", s.records}}.dump();
+      records = acesim::cli::sweep::json_text(nlohmann::json{{"axes", grid.axis_names()}, {"records", s.records}});
     } catch (...) {
       error = acesim::cli::current_error();
     }
@@ -84,7 +84,7 @@ std::string flatten_metrics(const std::string& report_json, const std::string& a
     const std::vector<std::string> axes = nlohmann::json::parse(axes_json).get<std::vector<std::string>>();
     nlohmann::json pairs = nlohmann::json::array();
     for (auto& [name, value] : acesim::cli::sweep::flatten_metrics(report, axes)) pairs.push_back({name, std::move(value)});
-    return pairs.dump();
+    return acesim::cli::sweep::json_text(pairs);
   } catch (...) {
     raise(acesim::cli::current_error());
   }

@@ -25,6 +25,17 @@
 
 namespace acesim::api {
 
+// A platform given as its YAML text rather than a file (sweeps, the Python
+// module): the text, what it is called in messages and reports, the folder
+// its relative paths (workload.file) are relative to, and, when set, the
+// platform already read from it (a sweep reads each distinct one once).
+struct PlatformText {
+  std::string yaml;
+  std::string source;
+  std::string folder;
+  std::shared_ptr<const PlatformConfig> parsed;
+};
+
 // Where the platform comes from and what the request changes in it. Strings
 // are as a user types them; empty means "as the platform says".
 struct PlatformRequest {
@@ -38,14 +49,10 @@ struct PlatformRequest {
   std::optional<long long> nodes;  // the node dimension's size (node-based platforms only)
   bool full = false;          // simulate every rank even when one could stand for all
   bool check = false;         // check expensive invariants while running
-  // Or the platform's YAML text itself (in place of `file`), and what it is
-  // called in messages and reports.
-  std::string yaml_text;
-  std::string yaml_source;
-  // Or the platform already read from such a text (a sweep reads each
-  // distinct platform once): used as it is, before the overrides above.
-  std::shared_ptr<const PlatformConfig> parsed;
-  bool given() const { return !file.empty() || !yaml_text.empty() || parsed != nullptr; }
+  // Or the platform as text, in place of `file` (the overrides above apply
+  // to it as to a file).
+  std::optional<PlatformText> text;
+  bool given() const { return !file.empty() || text.has_value(); }
   bool astra() const { return !astra_network.empty(); }
 };
 PlatformConfig load_platform(const PlatformRequest& request);

@@ -78,9 +78,9 @@ std::vector<std::pair<Rank, double>> parse_stragglers(const std::vector<std::str
 namespace {
 
 PlatformConfig read_platform(const PlatformRequest& o) {
-  if (o.parsed != nullptr || !o.yaml_text.empty()) {
-    if (o.astra()) throw InputError(o.yaml_source + ": an acesim platform cannot be combined with --network/--system");
-    return o.parsed != nullptr ? *o.parsed : parse_platform_yaml(o.yaml_text, o.yaml_source);
+  if (o.text) {
+    if (o.astra()) throw InputError(o.text->source + ": an acesim platform cannot be combined with --network/--system");
+    return o.text->parsed != nullptr ? *o.text->parsed : parse_platform_yaml(o.text->yaml, o.text->source, o.text->folder);
   }
   if (!o.file.empty() && (!o.astra_network.empty() || !o.astra_system.empty())) {
     throw InputError("--platform cannot be combined with --network/--system");

@@ -168,11 +168,7 @@ CommandReport invoke(const Invocation& invocation) {
     args.insert(args.begin(), "--no-progress");
     args.insert(args.begin(), "--json");
     c.app->parse(args);
-    if (!invocation.platform_yaml.empty()) {
-      c.runner.platform->yaml_text = invocation.platform_yaml;
-      c.runner.platform->yaml_source = invocation.platform_source;
-      c.runner.platform->parsed = invocation.platform;
-    }
+    c.runner.platform->text = invocation.platform;
     return c.runner.report();
   } catch (...) {
     throw InvokeError(current_error());

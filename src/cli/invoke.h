@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "config/platform.h"
+#include "api/api.h"
 
 namespace acesim::cli {
 
@@ -75,12 +76,8 @@ std::string option_name(const CLI::App& command, const std::string& name);
 
 struct Invocation {
   std::vector<std::string> args;  // after "acesim": the command, then its options
-  // When set: the platform's YAML text, in place of --platform's file, and
-  // what it is called in messages and reports.
-  std::string platform_yaml;
-  std::string platform_source;
-  // And, when set, the platform already read from that text.
-  std::shared_ptr<const PlatformConfig> platform;
+  // When set: the platform as its YAML text, in place of --platform's file.
+  std::optional<api::PlatformText> platform;
 };
 // Runs it (with --json and without progress) and returns its report.
 // Throws InvokeError with the CLI's status and message when the CLI would

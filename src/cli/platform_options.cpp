@@ -45,9 +45,7 @@ api::PlatformRequest platform_request(const PlatformOptions& o) {
   if (o.nodes_option != nullptr && o.nodes_option->count() > 0) r.nodes = o.nodes;
   r.full = o.full;
   r.check = o.check;
-  r.yaml_text = o.yaml_text;
-  r.yaml_source = o.yaml_source;
-  r.parsed = o.parsed;
+  r.text = o.text;
   return r;
 }
 

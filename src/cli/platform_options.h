@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,8 @@ struct PlatformOptions {
   bool full = false;  // simulate every rank even when one could stand for all
   bool check = false;  // check expensive invariants while running
   // Set in-process (sweeps, the Python module), not by a flag: the
-  // platform's YAML text, standing in for --platform's file, and what it is
-  // called in messages and reports.
-  std::string yaml_text;
-  std::string yaml_source;
-  std::shared_ptr<const PlatformConfig> parsed;  // or the platform already read from it
+  // platform as its YAML text, standing in for --platform's file.
+  std::optional<api::PlatformText> text;
 };
 
 void add_platform_options(CLI::App* app, PlatformOptions& o);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,11 @@
 #include "engine/progress.h"
 
 namespace acesim::cli::sweep {
+
+// JSON text for files and messages: bytes that are not UTF-8 (a platform
+// file's, carried into a point's error message) become U+FFFD rather than
+// an exception.
+std::string json_text(const nlohmann::json& j, int indent = -1);
 
 // A value as results.csv and messages write it: a string as it is, a list
 // comma-joined, null as nothing, anything else as JSON.
@@ -66,13 +72,7 @@ struct Grid {
 Grid parse_grid(std::string_view yaml_text, const std::string& source);
 Grid load_grid(const std::string& path);
 
-// A platform as a point runs it: its YAML text, what it is called, and the
-// platform read from it (null when the reader refuses it).
-struct PlatformText {
-  std::string text;
-  std::string source;
-  std::shared_ptr<const PlatformConfig> parsed;
-};
+using api::PlatformText;
 
 // Every point of a grid, checked before any runs: the command and every
 // option name exist, every value is of the option's kind, and every
@@ -122,18 +122,20 @@ Shard parse_shard(const std::string& text);  // throws InputError
 // DIR/results.csv (one row per point, sorted by point, rewritten at the end).
 class Output {
  public:
-  // Opens DIR, creating it (an empty DIR: records kept in memory only). When DIR already holds a sweep with the same
-  // description (sweep_meta()), its records are kept (resume); another
-  // sweep's DIR is refused (InputError).
+  // Opens DIR, creating it (an empty DIR: records kept in memory only).
+  // When DIR already holds a sweep with the same description
+  // (sweep_meta()), its records are kept (resume); another sweep's DIR, or
+  // records of points that are not the sweep's, are refused (InputError).
   Output(const std::string& dir, nlohmann::json meta);
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
   ~Output();
   // The points already done.
-  bool done(std::size_t point) const { return records_.count(point) > 0; }
-  std::size_t size() const { return records_.size(); }
+  bool done(std::size_t point) const { return points_.count(point) > 0; }
+  std::size_t size() const { return points_.size(); }
   std::size_t errors() const;  // error records among them
   std::string first_error() const;  // "point N: message" of the lowest, or ""
+  // Every record, sorted by point (in memory only: an empty DIR).
   std::vector<nlohmann::json> sorted_records() const;
   // Appends one record to results.jsonl (thread-safe).
   void add(nlohmann::json record);
@@ -141,20 +143,35 @@ class Output {
   void finish();
 
  private:
+  // What a point leaves for the files: its results.jsonl line and its
+  // results.csv cells (metrics by column number), not its JSON, which
+  // takes several times the memory.
+  struct Point {
+    std::string line;
+    std::vector<std::string> params;  // by axis
+    std::vector<std::pair<std::size_t, std::string>> metrics;
+    std::string error;
+    bool failed = false;
+    nlohmann::json record;  // in memory only
+  };
+  void keep(nlohmann::json record, std::string line);  // under mu_
+  void finish_jsonl();  // results.jsonl from points_, sorted
+
   std::string dir_;
   nlohmann::json meta_;
-  std::mutex mu_;
-  std::map<std::size_t, nlohmann::json> records_;
-  std::map<std::size_t, std::string> lines_;  // records_ as results.jsonl lines
+  std::vector<std::string> axes_;
+  std::size_t grid_points_ = 0;
+  std::optional<Shard> shard_;
+  mutable std::mutex mu_;
+  std::map<std::size_t, Point> points_;
+  std::vector<std::string> columns_;  // metric names, numbered as met
+  std::unordered_map<std::string, std::size_t> column_of_;
   std::FILE* jsonl_ = nullptr;
 };
 // What DIR/sweep.json says of a sweep: the grid's identity, its axes (the
 // parameter columns), its points and the shard ("I/N", or null for all).
 nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard);
 
-// results.csv from records sorted by point: `point`, the axes, every metric
-// of the reports (docs/sweeps.md: their dotted --json names), `error`.
-std::string results_csv(const std::vector<std::string>& axes, const std::vector<const nlohmann::json*>& records);
 // The report's metrics as results.csv names them, in the report's order: the
 // dotted --json paths; the report's list of rows (collective's `results`,
 // run's `runs`, characterize's `rows`) unwrapped when it holds one row and

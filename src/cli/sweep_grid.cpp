@@ -32,7 +32,7 @@ YAML::Node to_yaml(const nlohmann::json& j) {
   if (j.is_null()) return YAML::Node(YAML::NodeType::Null);
   if (j.is_string()) return YAML::Node(j.get<std::string>());
   if (j.is_boolean()) return YAML::Node(j.get<bool>());
-  if (j.is_number()) return YAML::Node(j.dump());
+  if (j.is_number()) return YAML::Node(json_text(j));
   YAML::Node n;
   if (j.is_array()) {
     n = YAML::Node(YAML::NodeType::Sequence);
@@ -114,6 +114,10 @@ void set_path(YAML::Node root, const std::string& path, const nlohmann::json& va
 
 }  // namespace
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string value_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
@@ -122,7 +126,7 @@ std::string value_text(const nlohmann::json& v) {
     for (const nlohmann::json& item : v) s += (s.empty() ? "" : ",") + value_text(item);
     return s;
   }
-  return v.dump();
+  return json_text(v);
 }
 
 std::size_t Grid::points() const {
@@ -213,8 +217,18 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
       keys = true;
       return;
     }
-    if (name == "platform") bases.push_back(value);
-    if (name == "platform" && value.is_object()) return;  // a platform written inline
+    if (name == "platform") {
+      if (!value.is_null() && !value.is_string() && !value.is_object()) {
+        throw InputError(where + ": a platform file, a preset's name or a map (the platform YAML itself), not a list");
+      }
+      bases.push_back(value);
+      if (value.is_object()) return;  // a platform written inline
+    }
+    // Files a run writes would be written over by every point.
+    if (size_ > 1 && !value.is_null() && (name == "trace" || name == "csv" || name == "chakra-out")) {
+      throw InputError(where + ": --" + name + " writes files, which every point would write over; run the point you want "
+                       "them for as a command");
+    }
     option_arguments(*command_.command, name, value, where);
     if ((name == "network" || name == "system") && !value.is_null()) astra = true;
   };
@@ -237,18 +251,24 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
   }
   for (const std::vector<Axis>* list : {&grid_.grid, &grid_.zip}) {
     for (const Axis& a : *list) {
-      if (a.platform_key()) first.push_back({a.name, a.values.front()});
+      if (!a.platform_key()) continue;
+      // Its first value that sets it (null leaves the key as it is).
+      const auto v = std::find_if(a.values.begin(), a.values.end(), [](const nlohmann::json& x) { return !x.is_null(); });
+      if (v != a.values.end()) first.push_back({a.name, *v});
     }
   }
   for (const nlohmann::json& base : bases) {
     PlatformText platform;
     try {
+      // A platform the reader refuses by itself is each point's error, as
+      // on the command line; the keys are checked in the others.
+      if (platform_text(base, {}).parsed == nullptr) continue;
       platform = platform_text(base, first);
     } catch (const InputError& e) {  // no such platform, or no place for a key
       throw InputError(src + ": " + e.what());
     }
     try {
-      if (platform.parsed == nullptr) parse_platform_yaml(platform.text, platform.source);
+      if (platform.parsed == nullptr) parse_platform_yaml(platform.yaml, platform.source, platform.folder);
     } catch (const UnknownKeyError& e) {
       throw InputError(src + ": platform key: " + e.what());
     } catch (const InputError&) {
@@ -276,9 +296,14 @@ nlohmann::json Plan::params(std::size_t index) const {
   return p;
 }
 
-PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const {
-  std::string id = base.dump();
-  for (const Setting& k : keys) id += "\n" + k.name + "=" + k.value.dump();
+PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<Setting>& all_keys) const {
+  // A key set to null is left as the platform has it.
+  std::vector<Setting> keys;
+  for (const Setting& k : all_keys) {
+    if (!k.value.is_null()) keys.push_back(k);
+  }
+  std::string id = json_text(base);
+  for (const Setting& k : keys) id += "\n" + k.name + "=" + json_text(k.value);
   {
     const std::lock_guard<std::mutex> lock(mu_);
     if (auto it = platforms_.find(id); it != platforms_.end()) return it->second;
@@ -290,7 +315,7 @@ PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<S
     text = std::string(default_platform_yaml());
   } else if (base.is_object()) {
     source = "inline platform";
-    text = base.dump();  // JSON is YAML
+    text = json_text(base);  // JSON is YAML
   } else {
     const std::string name = base.get<std::string>();
     std::error_code ec;
@@ -299,7 +324,9 @@ PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<S
     }
     text = platform_yaml(name, source);
   }
-  PlatformText result{text, source, nullptr};
+  // Paths in it stay relative to the file's folder (the working directory
+  // for a platform written inline).
+  PlatformText result{text, source, base.is_object() ? "" : std::filesystem::path(source).parent_path().string(), nullptr};
   if (!keys.empty()) {
     YAML::Node root = yaml::parse(text, source);
     std::string with;
@@ -309,13 +336,13 @@ PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<S
     }
     YAML::Emitter out;
     out << root;
-    result.text = out.c_str();
+    result.yaml = out.c_str();
     result.source = source + with;
   }
   // Read once for every point that uses it; a platform the reader refuses
   // goes to each point as text, to fail where the command line would.
   try {
-    result.parsed = std::make_shared<const PlatformConfig>(parse_platform_yaml(result.text, result.source));
+    result.parsed = std::make_shared<const PlatformConfig>(parse_platform_yaml(result.yaml, result.source, result.folder));
   } catch (const InputError&) {
   }
   const std::lock_guard<std::mutex> lock(mu_);
@@ -328,7 +355,7 @@ Invocation Plan::invocation(std::size_t index) const {
   std::vector<Setting> keys;
   nlohmann::json base;
   for (const Setting& s : all) {
-    if (s.platform_key()) keys.push_back(s);
+    if (s.platform_key() && !s.value.is_null()) keys.push_back(s);
     if (s.name == "platform") base = s.value;
   }
   // The platform goes as its text (and as read, once for all points), not
@@ -355,9 +382,7 @@ Invocation Plan::invocation(std::size_t index) const {
     }
   }
   if (as_text) {
-    inv.platform_yaml = platform.text;
-    inv.platform_source = platform.source;
-    inv.platform = platform.parsed;
+    inv.platform = platform;
   }
   return inv;
 }

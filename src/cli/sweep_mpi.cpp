@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <optional>
 #include <chrono>
 #include <thread>
 
@@ -72,6 +74,7 @@ struct Mpi {
   decltype(&MPI_Probe) probe = nullptr;
   decltype(&MPI_Iprobe) iprobe = nullptr;
   decltype(&MPI_Get_count) get_count = nullptr;
+  decltype(&MPI_Abort) abort = nullptr;
   MPI_Comm world = nullptr;
   MPI_Datatype chars = nullptr;
   MPI_Datatype ull = nullptr;
@@ -111,6 +114,7 @@ Mpi& mpi() {
     look_up(lib, x.probe, "MPI_Probe");
     look_up(lib, x.iprobe, "MPI_Iprobe");
     look_up(lib, x.get_count, "MPI_Get_count");
+    look_up(lib, x.abort, "MPI_Abort");
     // Open MPI's handles are the addresses of its predefined objects.
     look_up(lib, x.world, "ompi_mpi_comm_world");
     look_up(lib, x.chars, "ompi_mpi_char");
@@ -166,7 +170,19 @@ SweepSummary run_worker(const SweepRequest& request) {
     s.failed = true;  // rank 0 says why
     return s;
   }
-  const Plan plan(parse_grid(text, request.grid_file));
+  // Every rank reads the files the grid names (platforms, workloads) itself.
+  // One that cannot, when rank 0 could (machines without a shared file
+  // system), stops the whole job rather than leave rank 0 waiting for it.
+  std::optional<Plan> checked;
+  try {
+    checked.emplace(parse_grid(text, request.grid_file));
+  } catch (...) {
+    const CommandError e = current_error();
+    std::fprintf(stderr, "acesim: error: rank %d: %s (the ranks must see the same files)\n", mpi().rank, e.message.c_str());
+    std::fflush(stderr);
+    mpi().abort(mpi().world, kExitBadInput);
+  }
+  const Plan& plan = *checked;
   std::string results;  // the first message asks for work
   for (;;) {
     send_text(results, 0, kTagResult);
@@ -179,7 +195,7 @@ SweepSummary run_worker(const SweepRequest& request) {
     if (batch.empty()) break;
     results.clear();
     for (const unsigned long long point : batch) {
-      results += run_point(plan, static_cast<std::size_t>(point)).dump() + "\n";
+      results += json_text(run_point(plan, static_cast<std::size_t>(point))) + "\n";
       ++s.run;
     }
   }

@@ -83,11 +83,6 @@ std::map<std::size_t, nlohmann::json> read_records(const fs::path& path) {
   return records;
 }
 
-std::string jsonl_text(const std::map<std::size_t, std::string>& lines) {
-  std::string text;
-  for (const auto& [point, line] : lines) text += line;
-  return text;
-}
 
 std::vector<std::string> meta_axes(const nlohmann::json& meta) {
   std::vector<std::string> axes;
@@ -108,43 +103,6 @@ std::vector<std::pair<std::string, nlohmann::json>> flatten_metrics(const nlohma
   return out;
 }
 
-std::string results_csv(const std::vector<std::string>& axes, const std::vector<const nlohmann::json*>& records) {
-  // Each row's cells by metric column, the columns in order of appearance.
-  std::vector<std::string> metrics;
-  std::unordered_map<std::string, std::size_t> column;
-  std::vector<std::vector<std::pair<std::size_t, std::string>>> rows;
-  for (const nlohmann::json* r : records) {
-    std::vector<std::pair<std::size_t, std::string>> row;
-    if (r->contains("result")) {
-      for (const auto& [name, value] : flatten_metrics(r->at("result"), axes)) {
-        const auto [it, added] = column.emplace(name, metrics.size());
-        if (added) metrics.push_back(name);
-        row.emplace_back(it->second, value_text(value));
-      }
-    }
-    rows.push_back(std::move(row));
-  }
-  std::ostringstream out;
-  out << "point";
-  for (const std::string& a : axes) out << ',' << csv_cell(a);
-  for (const std::string& m : metrics) out << ',' << csv_cell(m);
-  out << ",error\n";
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const nlohmann::json& r = *records[i];
-    out << r.at("point").get<std::size_t>();
-    const nlohmann::json& params = r.at("params");
-    for (const std::string& a : axes) out << ',' << csv_cell(params.contains(a) ? value_text(params.at(a)) : "");
-    std::vector<const std::string*> cells(metrics.size(), nullptr);
-    for (const auto& [c, text] : rows[i]) cells[c] = &text;
-    for (const std::string* cell : cells) {
-      out << ',';
-      if (cell != nullptr) out << csv_cell(*cell);
-    }
-    out << ',' << csv_cell(r.contains("error") ? r.at("error").get<std::string>() : "") << '\n';
-  }
-  return out.str();
-}
-
 nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard) {
   return {{"acesim_sweep", 1},
           {"grid", grid.identity()},
@@ -153,26 +111,34 @@ nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard) {
           {"shard", shard ? nlohmann::json(shard->text()) : nlohmann::json(nullptr)}};
 }
 
-Output::Output(const std::string& dir, nlohmann::json meta) : dir_(dir), meta_(std::move(meta)) {
+Output::Output(const std::string& dir, nlohmann::json meta)
+    : dir_(dir), meta_(std::move(meta)), axes_(meta_axes(meta_)), grid_points_(meta_.at("points").get<std::size_t>()) {
+  if (meta_.at("shard").is_string()) shard_ = parse_shard(meta_["shard"].get<std::string>());
   if (dir_.empty()) return;  // in memory only
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_)) throw InputError("--out: cannot create directory " + dir_ + (ec ? ": " + ec.message() : ""));
   const fs::path meta_path = fs::path(dir_) / "sweep.json";
   if (fs::exists(meta_path)) {
-    const SweepDir existing = read_sweep_dir(dir_);
+    SweepDir existing = read_sweep_dir(dir_);
     if (existing.meta != meta_) {
       throw InputError("--out: " + dir_ + " holds another sweep (its grid or shard differ); give another --out, or remove it to start again");
     }
-    records_ = existing.records;
-    for (const auto& [point, r] : records_) lines_[point] = r.dump() + "\n";
+    for (auto& [point, r] : existing.records) {
+      if (point >= grid_points_ || (shard_ && !shard_->owns(point))) {
+        throw InputError(dir_ + "/results.jsonl: point " + std::to_string(point) + " is not a point of this sweep" +
+                         (shard_ ? " (shard " + shard_->text() + ")" : ""));
+      }
+      std::string line = json_text(r) + "\n";
+      keep(std::move(r), std::move(line));
+    }
   } else if (fs::exists(fs::path(dir_) / "results.jsonl")) {
     throw InputError("--out: " + dir_ + " has results.jsonl but no sweep.json; give another --out");
   } else {
-    write_file(meta_path, meta_.dump(2) + "\n");
+    write_file(meta_path, json_text(meta_, 2) + "\n");
   }
   // Again without a line a killed sweep may have cut short.
-  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(lines_));
+  finish_jsonl();
   jsonl_ = std::fopen((fs::path(dir_) / "results.jsonl").c_str(), "a");
   if (jsonl_ == nullptr) throw InputError("--out: cannot write " + dir_ + "/results.jsonl: " + std::strerror(errno));
 }
@@ -181,35 +147,63 @@ Output::~Output() {
   if (jsonl_ != nullptr) std::fclose(jsonl_);
 }
 
+void Output::keep(nlohmann::json record, std::string line) {
+  const std::size_t point = record.at("point").get<std::size_t>();
+  Point p;
+  p.line = std::move(line);
+  const nlohmann::json& params = record.at("params");
+  for (const std::string& a : axes_) p.params.push_back(params.contains(a) ? value_text(params.at(a)) : "");
+  if (record.contains("result")) {
+    for (auto& [name, value] : flatten_metrics(record.at("result"), axes_)) {
+      const auto [it, added] = column_of_.emplace(name, columns_.size());
+      if (added) columns_.push_back(name);
+      p.metrics.emplace_back(it->second, value_text(value));
+    }
+  }
+  if (record.contains("error")) {
+    p.failed = true;
+    p.error = record.at("error").get<std::string>();
+  }
+  if (dir_.empty()) p.record = std::move(record);
+  points_.insert_or_assign(point, std::move(p));
+}
+
 std::size_t Output::errors() const {
+  const std::lock_guard<std::mutex> lock(mu_);
   std::size_t n = 0;
-  for (const auto& [point, r] : records_) n += r.contains("error") ? 1 : 0;
+  for (const auto& [point, p] : points_) n += p.failed ? 1 : 0;
   return n;
 }
 
 std::vector<nlohmann::json> Output::sorted_records() const {
+  const std::lock_guard<std::mutex> lock(mu_);
   std::vector<nlohmann::json> out;
-  for (const auto& [point, r] : records_) out.push_back(r);
+  for (const auto& [point, p] : points_) out.push_back(p.record);
   return out;
 }
 
 std::string Output::first_error() const {
-  for (const auto& [point, r] : records_) {
-    if (r.contains("error")) return "point " + std::to_string(point) + ": " + r["error"].get<std::string>();
+  const std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [point, p] : points_) {
+    if (p.failed) return "point " + std::to_string(point) + ": " + p.error;
   }
   return "";
 }
 
 void Output::add(nlohmann::json record) {
-  std::string line = dir_.empty() ? std::string() : record.dump() + "\n";
-  const std::size_t point = record.at("point").get<std::size_t>();
+  std::string line = dir_.empty() ? std::string() : json_text(record) + "\n";
   const std::lock_guard<std::mutex> lock(mu_);
   if (jsonl_ != nullptr) {
     std::fputs(line.c_str(), jsonl_);
     std::fflush(jsonl_);
-    lines_.insert_or_assign(point, std::move(line));
   }
-  records_.insert_or_assign(point, std::move(record));
+  keep(std::move(record), std::move(line));
+}
+
+void Output::finish_jsonl() {
+  std::string text;
+  for (const auto& [point, p] : points_) text += p.line;
+  write_file(fs::path(dir_) / "results.jsonl", text);
 }
 
 void Output::finish() {
@@ -217,10 +211,35 @@ void Output::finish() {
   if (jsonl_ != nullptr) std::fclose(jsonl_);
   jsonl_ = nullptr;
   if (dir_.empty()) return;
-  write_file(fs::path(dir_) / "results.jsonl", jsonl_text(lines_));
-  std::vector<const nlohmann::json*> sorted;
-  for (const auto& [point, r] : records_) sorted.push_back(&r);
-  write_file(fs::path(dir_) / "results.csv", results_csv(meta_axes(meta_), sorted));
+  finish_jsonl();
+  // results.csv: the metric columns in the order the points (sorted) meet them.
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> position(columns_.size(), columns_.size());
+  for (const auto& [point, p] : points_) {
+    for (const auto& [c, text] : p.metrics) {
+      if (position[c] == columns_.size()) {
+        position[c] = order.size();
+        order.push_back(c);
+      }
+    }
+  }
+  std::string out = "point";
+  for (const std::string& a : axes_) out += "," + csv_cell(a);
+  for (const std::size_t c : order) out += "," + csv_cell(columns_[c]);
+  out += ",error\n";
+  std::vector<const std::string*> cells(order.size());
+  for (const auto& [point, p] : points_) {
+    out += std::to_string(point);
+    for (const std::string& v : p.params) out += "," + csv_cell(v);
+    std::fill(cells.begin(), cells.end(), nullptr);
+    for (const auto& [c, text] : p.metrics) cells[position[c]] = &text;
+    for (const std::string* cell : cells) {
+      out += ',';
+      if (cell != nullptr) out += csv_cell(*cell);
+    }
+    out += "," + csv_cell(p.error) + "\n";
+  }
+  write_file(fs::path(dir_) / "results.csv", out);
 }
 
 SweepDir read_sweep_dir(const std::string& dir) {

@@ -1,5 +1,7 @@
 // Running a sweep's points on local threads (cli/sweep.h).
 #include <atomic>
+#include <exception>
+#include <mutex>
 #include <chrono>
 #include <thread>
 
@@ -30,13 +32,24 @@ SweepSummary run_sweep(const SweepRequest& request) {
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   std::atomic<std::size_t> errors{0};
+  // A point's failure is its record; a failure to write one (a full disk)
+  // stops the sweep, from whichever thread it happens on.
+  std::mutex failed_mu;
+  std::exception_ptr failed;
   auto worker = [&] {
     for (;;) {
       const std::size_t k = next.fetch_add(1);
       if (k >= todo.size()) return;
       nlohmann::json record = run_point(plan, todo[k]);
       if (record.contains("error")) errors.fetch_add(1);
-      out.add(std::move(record));
+      try {
+        out.add(std::move(record));
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failed_mu);
+        if (!failed) failed = std::current_exception();
+        next.store(todo.size());
+        return;
+      }
       const std::size_t d = done.fetch_add(1) + 1;
       if (request.progress != nullptr) {
         const std::string stage = fmt::format("sweep: {}/{} points, {} errors", d + summary.resumed, summary.points, errors.load());
@@ -48,6 +61,7 @@ SweepSummary run_sweep(const SweepRequest& request) {
   for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  if (failed) std::rethrow_exception(failed);
   out.finish();
   summary.run = todo.size();
   summary.errors = out.errors();

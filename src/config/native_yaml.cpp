@@ -358,7 +358,7 @@ std::vector<int> dim_list(const YAML::Node& node, const std::string& file, const
   return out;
 }
 
-void read_workload(const YAML::Node& node, WorkloadConfig& w, int num_dims, const std::string& file) {
+void read_workload(const YAML::Node& node, WorkloadConfig& w, int num_dims, const std::string& file, const std::string& folder) {
   using namespace yaml;
   check_map(node, file, "workload", {"model", "file", "batch_per_npu", "precision", "iterations", "data_dims", "model_dims"});
   w.given = true;
@@ -369,7 +369,7 @@ void read_workload(const YAML::Node& node, WorkloadConfig& w, int num_dims, cons
     w.file = scalar(node["file"], file, "workload.file");
     // Relative to the platform file's folder.
     const std::filesystem::path p(w.file);
-    if (p.is_relative()) w.file = (std::filesystem::path(file).parent_path() / p).string();
+    if (p.is_relative()) w.file = (std::filesystem::path(folder) / p).string();
   }
   if (node["batch_per_npu"]) {
     const long long b = integer(node["batch_per_npu"], file, "workload.batch_per_npu");
@@ -397,6 +397,10 @@ void read_workload(const YAML::Node& node, WorkloadConfig& w, int num_dims, cons
 }  // namespace
 
 PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file) {
+  return parse_platform_yaml(text, file, std::filesystem::path(file).parent_path().string());
+}
+
+PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file, const std::string& folder) {
   using namespace yaml;
   const YAML::Node root = parse(text, file);
   check_map(root, file, "", {"topology", "network", "collectives", "npu", "communication", "workload"});
@@ -440,7 +444,7 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
                       "is " + std::to_string(pc.npu.compute_units) + ", fewer than the default communication.sm.units (" +
                           std::to_string(pc.npu.sm.units) + "); set communication.sm.units too");
   }
-  if (root["workload"]) read_workload(root["workload"], pc.workload, static_cast<int>(pc.dims.size()), file);
+  if (root["workload"]) read_workload(root["workload"], pc.workload, static_cast<int>(pc.dims.size()), file, folder);
 
   if (root["network"]) {
     const YAML::Node n = root["network"];

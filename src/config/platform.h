@@ -49,6 +49,10 @@ struct PlatformConfig {
 // Native YAML (schema: docs/formats.md). Throws InputError.
 PlatformConfig load_platform_file(const std::string& path);
 PlatformConfig parse_platform_yaml(std::string_view text, const std::string& source);
+// The same, with paths in it (workload.file) relative to `folder` rather
+// than to the source's folder (a platform's text changed in memory, named
+// for messages, whose paths are those of the file it came from).
+PlatformConfig parse_platform_yaml(std::string_view text, const std::string& source, const std::string& folder);
 // The built-in default (presets/default.yaml, embedded at build time).
 PlatformConfig default_platform();
 std::string_view default_platform_yaml();

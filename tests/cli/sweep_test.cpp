@@ -132,20 +132,20 @@ TEST_F(Sweep, InvokeReturnsTheCommandLinesJsonAndItsErrors) {
   std::vector<std::string> cli = args;
   cli.push_back("--json");
   const test::CliRun r = expect_ok(cli);
-  EXPECT_EQ(invoke({args, "", "", nullptr}).json, nlohmann::json::parse(r.out));
+  EXPECT_EQ(invoke({args, std::nullopt}).json, nlohmann::json::parse(r.out));
 
   const std::vector<std::string> bad{"collective", "--platform", kRing8, "--bytes", "lots"};
   const test::CliRun rb = run(bad);
   ASSERT_EQ(rb.status, 2);
   try {
-    invoke({bad, "", "", nullptr});
+    invoke({bad, std::nullopt});
     FAIL();
   } catch (const InvokeError& e) {
     EXPECT_EQ(e.error().status, 2);
     EXPECT_EQ("acesim: error: " + e.error().message + "\n", rb.err);
   }
   try {
-    invoke({{"collective", "--bogus"}, "", "", nullptr});
+    invoke({{"collective", "--bogus"}, std::nullopt});
     FAIL();
   } catch (const InvokeError& e) {
     EXPECT_EQ(e.error().status, 2);
@@ -176,10 +176,10 @@ TEST_F(Sweep, ACommandLineLeavesNothingBehindForTheNext) {
       cli.push_back("--json");
       const test::CliRun r = run(cli);
       ASSERT_EQ(r.status, 0) << r.err;
-      EXPECT_EQ(invoke({args, "", "", nullptr}).json, nlohmann::json::parse(r.out)) << args[0] << " " << args[2] << " " << args.size();
+      EXPECT_EQ(invoke({args, std::nullopt}).json, nlohmann::json::parse(r.out)) << args[0] << " " << args[2] << " " << args.size();
     }
     // A command line that fails part-way leaves nothing either.
-    EXPECT_THROW(invoke({{"collective", "--platform", kRing8, "--algo", "ring", "--bytes", "lots"}, "", "", nullptr}), InvokeError);
+    EXPECT_THROW(invoke({{"collective", "--platform", kRing8, "--algo", "ring", "--bytes", "lots"}, std::nullopt}), InvokeError);
   }
 }
 
@@ -338,6 +338,19 @@ TEST_F(Sweep, TheSlurmArrayScriptShardsAndMergeJoins) {
   expect_ok({"sweep", "merge", (dir_ / "out" / "shard-0").string(), (dir_ / "out" / "shard-1").string(),
              (dir_ / "out" / "shard-2").string(), "--out", (dir_ / "all").string()});
   EXPECT_EQ(slurp(dir_ / "all" / "results.csv"), slurp(whole / "results.csv"));
+  // A stepped array (--array=0-4:2) is three shards; a list is refused.
+  for (int task : {0, 2, 4}) {
+    const std::string cmd = "SLURM_ARRAY_TASK_ID=" + std::to_string(task) + " SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=4 "
+                            "SLURM_ARRAY_TASK_STEP=2 SLURM_ARRAY_TASK_COUNT=3 ACESIM=" + test::shell_quote(test::acesim_binary()) +
+                            " bash " + test::shell_quote(script) + " " + test::shell_quote(grid) + " " +
+                            test::shell_quote((dir_ / "step").string()) + " >" + test::shell_quote((dir_ / "task.txt").string()) + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "task.txt");
+    EXPECT_NE(slurp(dir_ / "task.txt").find("(shard " + std::to_string(task / 2) + "/3)"), std::string::npos) << slurp(dir_ / "task.txt");
+  }
+  const std::string list = "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=9 SLURM_ARRAY_TASK_COUNT=3 bash " +
+                           test::shell_quote(script) + " g o >" + test::shell_quote((dir_ / "list.txt").string()) + " 2>&1";
+  EXPECT_NE(std::system(list.c_str()), 0);
+  EXPECT_NE(slurp(dir_ / "list.txt").find("must be a range"), std::string::npos) << slurp(dir_ / "list.txt");
   // Outside an array it says so.
   const std::string bare = "bash " + test::shell_quote(script) + " g o >" + test::shell_quote((dir_ / "bare.txt").string()) + " 2>&1";
   EXPECT_NE(std::system(bare.c_str()), 0);
@@ -358,6 +371,55 @@ TEST_F(Sweep, TheExampleGridsRunAsTheReadmeShows) {
   EXPECT_NE(l.out.find("sweep: 32 points: 32 run"), std::string::npos) << l.out;
   EXPECT_NE(l.out.find("13 errors"), std::string::npos) << l.out;
   EXPECT_NE(l.out.find("point 0: the plan does not fit in HBM"), std::string::npos) << l.out;
+}
+
+TEST_F(Sweep, PointsReadPlatformsAsTheCommandLineDoes) {
+  // An empty file is refused, not taken for the default platform.
+  const std::string empty = write("empty.yaml", "");
+  // Bytes that are not UTF-8 reach the error message: a row, not a crash.
+  const std::string latin1 = write("latin1.yaml", "topology:\n  - {kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 5}\n\xff\xfe: 1\n");
+  // A workload file relative to the platform's folder, with a key set.
+  fs::create_directories(dir_ / "wp");
+  fs::copy_file(test::data_dir() + "/astra-sim-1.0/workload/Resnet50_DataParallel.txt", dir_ / "wp" / "w.txt");
+  const std::string wp = write("wp/p.yaml", "topology:\n  - {kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 500}\n"
+                                            "workload: {file: w.txt}\n");
+  const std::string grid = write("g.yaml", "command: run\noptions: {iterations: 1, executor: ideal}\n"
+                                           "grid:\n  platform: [" + empty + ", " + latin1 + ", " + wp + "]\n"
+                                           "  topology.0.bandwidth_GBps: [~, 100]\n");
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", grid, "--out", out.string(), "--jobs", "2"});
+  const auto rows = read_csv(out / "results.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  for (int i : {0, 1}) {
+    const test::CliRun e = run({"run", "--platform", empty, "--iterations", "1", "--executor", "ideal"});
+    ASSERT_EQ(e.status, 2);
+    EXPECT_EQ("acesim: error: " + rows[static_cast<std::size_t>(i)].at("error") + "\n", e.err);
+  }
+  for (int i : {2, 3}) EXPECT_NE(rows[static_cast<std::size_t>(i)].at("error").find("unknown key"), std::string::npos);
+  EXPECT_NE(slurp(out / "results.jsonl").find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
+  // `~` leaves the key as the file has it: the file's own run.
+  const test::CliRun plain = expect_ok({"run", "--platform", wp, "--iterations", "1", "--executor", "ideal", "--json"});
+  EXPECT_EQ(rows[4].at("error"), "");
+  EXPECT_EQ(rows[4].at("iteration_time_ns"), nlohmann::json::parse(plain.out)["iteration_time_ns"].dump());
+  EXPECT_EQ(rows[4].at("result.platform"), wp);
+  EXPECT_EQ(rows[5].at("error"), "");
+  EXPECT_EQ(rows[5].at("result.platform"), wp + " with topology.0.bandwidth_GBps=100");
+  EXPECT_NE(rows[5].at("iteration_time_ns"), rows[4].at("iteration_time_ns"));
+}
+
+TEST_F(Sweep, WhatAPointCannotMeanIsRefused) {
+  const std::string base = "command: run\noptions: {platform: " + kRing8 + "}\n";
+  expect_bad_input({"sweep", write("a.yaml", base + "grid:\n  trace: [t.json]\n  batch: [8, 16]\n"), "--out", (dir_ / "a").string()},
+                   {"grid.trace: --trace writes files, which every point would write over"});
+  expect_bad_input({"sweep", write("b.yaml", "command: collective\noptions: {platform: [hgx-h100]}\ngrid:\n  npu.hbm_GBps: [1]\n"), "--out",
+                    (dir_ / "b").string()},
+                   {"options.platform: a platform file, a preset's name or a map", "not a list"});
+  // Records of points that are not the sweep's.
+  const std::string grid = ring_grid();
+  const fs::path out = dir_ / "c";
+  expect_ok({"sweep", grid, "--out", out.string(), "--shard", "0/2"});
+  std::ofstream(out / "results.jsonl", std::ios::app) << R"({"params":{},"point":1,"result":{}})" << "\n";
+  expect_bad_input({"sweep", grid, "--out", out.string(), "--shard", "0/2"}, {"point 1 is not a point of this sweep (shard 0/2)"});
 }
 
 TEST_F(Sweep, AnotherGridsDirectoryAndShardsOfAnotherGridAreRefused) {
