@@ -126,7 +126,8 @@ class Output {
   // When DIR already holds a sweep with the same description
   // (sweep_meta()), its records are kept (resume); another sweep's DIR, or
   // records of points that are not the sweep's, are refused (InputError).
-  Output(const std::string& dir, nlohmann::json meta);
+  // With keep_records, every record is kept for sorted_records().
+  Output(const std::string& dir, nlohmann::json meta, bool keep_records = false);
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
   ~Output();
@@ -135,7 +136,7 @@ class Output {
   std::size_t size() const { return points_.size(); }
   std::size_t errors() const;  // error records among them
   std::string first_error() const;  // "point N: message" of the lowest, or ""
-  // Every record, sorted by point (in memory only: an empty DIR).
+  // Every record, sorted by point (with keep_records, or an empty DIR).
   std::vector<nlohmann::json> sorted_records() const;
   // Appends one record to results.jsonl (thread-safe).
   void add(nlohmann::json record);
@@ -152,13 +153,14 @@ class Output {
     std::vector<std::pair<std::size_t, std::string>> metrics;
     std::string error;
     bool failed = false;
-    nlohmann::json record;  // in memory only
+    nlohmann::json record;  // with keep_records
   };
   void keep(nlohmann::json record, std::string line);  // under mu_
   void finish_jsonl();  // results.jsonl from points_, sorted
 
   std::string dir_;
   nlohmann::json meta_;
+  bool keep_records_ = false;
   std::vector<std::string> axes_;
   std::size_t grid_points_ = 0;
   std::optional<Shard> shard_;

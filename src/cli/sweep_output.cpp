@@ -111,8 +111,8 @@ nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard) {
           {"shard", shard ? nlohmann::json(shard->text()) : nlohmann::json(nullptr)}};
 }
 
-Output::Output(const std::string& dir, nlohmann::json meta)
-    : dir_(dir), meta_(std::move(meta)), axes_(meta_axes(meta_)), grid_points_(meta_.at("points").get<std::size_t>()) {
+Output::Output(const std::string& dir, nlohmann::json meta, bool keep_records)
+    : dir_(dir), meta_(std::move(meta)), keep_records_(keep_records || dir.empty()), axes_(meta_axes(meta_)), grid_points_(meta_.at("points").get<std::size_t>()) {
   if (meta_.at("shard").is_string()) shard_ = parse_shard(meta_["shard"].get<std::string>());
   if (dir_.empty()) return;  // in memory only
   std::error_code ec;
@@ -164,7 +164,7 @@ void Output::keep(nlohmann::json record, std::string line) {
     p.failed = true;
     p.error = record.at("error").get<std::string>();
   }
-  if (dir_.empty()) p.record = std::move(record);
+  if (keep_records_) p.record = std::move(record);
   points_.insert_or_assign(point, std::move(p));
 }
 

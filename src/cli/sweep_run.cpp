@@ -15,7 +15,7 @@ namespace acesim::cli::sweep {
 SweepSummary run_sweep(const SweepRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   const Plan plan(request.grid_text.empty() ? load_grid(request.grid_file) : parse_grid(request.grid_text, request.grid_file));
-  Output out(request.out, sweep_meta(plan.grid(), request.shard));
+  Output out(request.out, sweep_meta(plan.grid(), request.shard), request.keep_records);
   SweepSummary summary;
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < plan.size(); ++i) {
