@@ -21,12 +21,6 @@ std::string one_line(std::string s) {
 // Set by the caller of invoke(), never by a point's options.
 bool caller_sets(const std::string& name) { return name == "json" || name == "progress" || name == "no-progress" || name == "help"; }
 
-std::string normalized(std::string name) {
-  if (name.rfind("--", 0) == 0) name = name.substr(2);
-  std::replace(name.begin(), name.end(), '_', '-');
-  return name;
-}
-
 const CLI::Option* find_option(const CLI::App& command, const std::string& name) {
   for (const CLI::Option* opt : command.get_options()) {
     const std::vector<std::string>& longs = opt->get_lnames();
@@ -108,15 +102,15 @@ RegisteredCommand register_command(std::string_view name) {
   throw InputError("unknown command '" + std::string(name) + "'" + suggestion(name, names));
 }
 
-std::string option_name(const CLI::App& command, const std::string& name) {
-  const std::string n = normalized(name);
-  if (caller_sets(n)) return "";
-  return find_option(command, n) != nullptr ? n : "";
+std::string option_spelling(std::string name) {
+  if (name.rfind("--", 0) == 0) name = name.substr(2);
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
 }
 
 std::vector<std::string> option_arguments(const CLI::App& command, const std::string& name, const nlohmann::json& value,
                                           const std::string& where) {
-  const std::string n = normalized(name);
+  const std::string n = option_spelling(name);
   if (caller_sets(n)) throw InputError(where + ": --" + n + " is set by the caller, not per run");
   const CLI::Option* opt = find_option(command, n);
   if (opt == nullptr) {

@@ -70,9 +70,9 @@ RegisteredCommand register_command(std::string_view name);
 // a value of the wrong kind; `where` begins the message.
 std::vector<std::string> option_arguments(const CLI::App& command, const std::string& name, const nlohmann::json& value,
                                           const std::string& where);
-// The option's canonical name (kebab-case, no dashes) or "" when the
-// command has none of that name.
-std::string option_name(const CLI::App& command, const std::string& name);
+// An option's name as its long flag spells it, without the dashes:
+// "--min_bytes" and "min_bytes" are "min-bytes".
+std::string option_spelling(std::string name);
 
 struct Invocation {
   std::vector<std::string> args;  // after "acesim": the command, then its options

@@ -133,7 +133,6 @@ class Output {
   ~Output();
   // The points already done.
   bool done(std::size_t point) const { return points_.count(point) > 0; }
-  std::size_t size() const { return points_.size(); }
   std::size_t errors() const;  // error records among them
   std::string first_error() const;  // "point N: message" of the lowest, or ""
   // Every record, sorted by point (with keep_records, or an empty DIR).

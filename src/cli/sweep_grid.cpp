@@ -47,10 +47,7 @@ YAML::Node to_yaml(const nlohmann::json& j) {
 // An option's name as the grid's identity keeps it: no dashes in front,
 // '-' for '_' (platform keys are kept as written).
 std::string setting_name(const std::string& name) {
-  if (name.find('.') != std::string::npos) return name;
-  std::string n = name.rfind("--", 0) == 0 ? name.substr(2) : name;
-  std::replace(n.begin(), n.end(), '_', '-');
-  return n;
+  return name.find('.') != std::string::npos ? name : option_spelling(name);
 }
 
 std::vector<Axis> read_axes(const YAML::Node& map, const std::string& file, const std::string& section) {
