@@ -3,13 +3,13 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 # Compiles go through ccache when it is there (install-deps.sh installs it).
-# Paths are taken relative to the checkout's parent, so two checkouts (a
-# clone for CI beside a working tree) share cached objects.
-CCACHE := $(shell command -v ccache 2>/dev/null)
-ifneq ($(CCACHE),)
-LAUNCHER := -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+# The launcher is decided when a recipe runs, after `deps` has installed the
+# packages: deciding it when make parses this file would configure the first
+# build of a fresh machine without ccache and the next one with it, which
+# rebuilds everything. Paths are taken relative to the checkout's parent, so
+# two checkouts (a clone for CI beside a working tree) share cached objects.
+LAUNCHER = $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR := $(abspath $(CURDIR)/..)
-endif
 
 .PHONY: all deps build demo test bench test-sanitize fuzz clean gpu-characterize
 
