@@ -146,6 +146,26 @@ if ((have_time)); then
   done
 fi
 
+# The peer on the same file, in the same run: SimAI-Analytical, when
+# ACESIM_PEER_SIMAI holds its command line ({workload} stands for the file),
+# e.g. "SimAI/bin/SimAI_analytical -w {workload} -g 9216 -g_p_s 8 -r /tmp/simai- -busbw busbw.yaml".
+peer_wall=
+if [[ -n ${ACESIM_PEER_SIMAI:-} ]] && ((have_time)); then
+  peer_cmd=${ACESIM_PEER_SIMAI//\{workload\}/$here/../tests/data/simai/workload_analytical.txt}
+  for _ in 1 2 3; do
+    t0=$EPOCHREALTIME
+    # shellcheck disable=SC2086
+    $peer_cmd >/dev/null 2>&1 || { echo "bench/run.sh: the peer failed: $peer_cmd" >&2; exit 2; }
+    t1=$EPOCHREALTIME
+    peer_wall=$(awk -v a="$t0" -v b="$t1" -v w="$peer_wall" 'BEGIN { d = b - a; print (w == "" || d < w) ? d : w }')
+  done
+  # shellcheck disable=SC2086
+  /usr/bin/time -v -o "$tmp/time.txt" $peer_cmd >/dev/null 2>&1
+  peer_rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time.txt")
+  awk -v w="$peer_wall" -v m="$peer_rss" 'BEGIN {
+    printf "%-28s %10.4f s %12s %12s %9.1f MB %16s\n", "peer: SimAI-Analytical", w, "", "", m / 1024, "" }'
+fi
+
 # Targets: >= 10 M simple events/s; the 1,024-NPU 1 GiB all-reduce (fluid,
 # phase) under 1 s and under 200 MB; ResNet-50 on 64 NPUs under 20 ms, on
 # 65,536 under 1 s, in full on 4,096 under 60 s and 2 GB; Llama-3 70B on
@@ -178,7 +198,11 @@ for r in "${scale_rows[@]}"; do
     resnet50_dp_64) check "ResNet-50 DP, 64 NPUs (CLI process): wall" "$wall" s 0.02 max ;;
     resnet50_dp_65536) check "ResNet-50 DP, 65,536 NPUs: wall" "$wall" s 1 max ;;
     llama70b_tp8pp8_16384) check "Llama-3 70B tp 8 pp 8, 16,384 GPUs: wall" "$wall" s 1 max ;;
-    simai_moe_9216) check "SimAI's MoE example, 9,216 GPUs (CLI process): wall" "$wall" s 0.5 max ;;
+    simai_moe_9216)
+      # The peer's own figure: SimAI-Analytical, built with optimisation, on
+      # its own example on this machine kind (0.19 s, 12 MB; recorded when
+      # acesim took 0.51 s and 104 MB), or the run of it measured above.
+      check "SimAI's MoE example, 9,216 GPUs (CLI process): wall" "$wall" s "${peer_wall:-0.19}" max ;;
     "llama70b_tp8pp8_1024 --full") check "Llama-3 70B tp 8 pp 8, 1,024 GPUs in full: wall" "$wall" s 60 max ;;
     "resnet50_dp_4096 --full")
       check "ResNet-50 DP, 4,096 NPUs in full: wall" "$wall" s 60 max

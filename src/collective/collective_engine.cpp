@@ -74,10 +74,16 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
                                 ": a rooted collective needs a full simulation (its root works unlike the other ranks)");
   }
   Collective c;
-  c.req = req;
+  // Field by field: an explicit group's members are kept once per group
+  // (group_members_), not once per collective.
+  c.req.op = req.op;
+  c.req.bytes = req.bytes;
+  c.req.dims = req.dims;
+  c.req.name = req.name;
+  c.req.root = req.root;
   c.listener = listener;
   if (!req.members.empty()) {
-    plan_explicit(c);
+    plan_explicit(c, req.members);
   } else if (!reps_.empty()) {
     throw std::invalid_argument("with several representatives every collective lists its ranks");
   } else {
@@ -156,12 +162,24 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   }
   c.rank_chunks_done.assign(static_cast<std::size_t>(simulated_ranks()), 0);
   c.rank_arrived.assign(static_cast<std::size_t>(simulated_ranks()), 0);
+  c.serial = created_++;
+  if (!released_.empty()) {
+    const CollectiveId id = released_.back();
+    released_.pop_back();
+    collectives_[id] = std::move(c);
+    return id;
+  }
   collectives_.push_back(std::move(c));
   return static_cast<CollectiveId>(collectives_.size() - 1);
 }
 
-void CollectiveEngine::plan_explicit(Collective& c) {
-  const std::vector<Rank>& m = c.req.members;
+void CollectiveEngine::release(CollectiveId id) {
+  if (id >= collectives_.size() || !finished(id)) throw std::logic_error("release of an unfinished collective");
+  collectives_[id] = Collective{};  // holds no rank: counts as finished
+  released_.push_back(id);
+}
+
+void CollectiveEngine::plan_explicit(Collective& c, const std::vector<Rank>& m) {
   if (rep_ >= 0) throw std::invalid_argument("a collective over listed ranks needs a full simulation");
   auto known = group_index_.find(m);
   if (known == group_index_.end()) {
@@ -201,6 +219,7 @@ void CollectiveEngine::plan_explicit(Collective& c) {
     g.nccl_grid = grid == static_cast<long long>(m.size()) && node_and_scale_out;
     group_shapes_.push_back(std::move(g));
     known = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first;
+    group_members_.push_back(&known->first);
   }
   const long long n = static_cast<long long>(m.size());
   c.req.dims.clear();
@@ -280,7 +299,8 @@ Rank CollectiveEngine::base_rank(const Phase& ph, long long instance) const {
 
 void CollectiveEngine::members(const Collective& c, int phase, long long instance, std::vector<Rank>& out) const {
   if (c.group_id >= 0) {
-    out.assign(c.req.members.begin(), c.req.members.end());
+    const std::vector<Rank>& m = group_members(c);
+    out.assign(m.begin(), m.end());
   } else {
     dim_members(c.specs[static_cast<std::size_t>(phase)], base_rank(c.phases[static_cast<std::size_t>(phase)], instance), out);
   }
@@ -372,7 +392,7 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   if (!simulated(rank)) throw std::logic_error("symmetric simulation: only representative ranks arrive");
   // A finished collective keeps no per-rank state (rank_finished).
   if (finished(id)) throw std::logic_error("rank " + std::to_string(rank) + " arrived twice at collective " + c.req.name);
-  if (c.group_id >= 0 && !std::binary_search(c.req.members.begin(), c.req.members.end(), rank)) {
+  if (c.group_id >= 0 && !std::binary_search(group_members(c).begin(), group_members(c).end(), rank)) {
     throw std::logic_error("rank " + std::to_string(rank) + " is not a member of collective " + c.req.name);
   }
   if (c.rank_arrived[slot(rank)]) {
@@ -401,7 +421,7 @@ void CollectiveEngine::arrive_all(CollectiveId id) {
     return;
   }
   if (collectives_[id].group_id >= 0) {
-    const std::vector<Rank> ranks = collectives_[id].req.members;
+    const std::vector<Rank>& ranks = group_members(collectives_[id]);
     for (Rank r : ranks) {
       if (simulated(r)) arrive(id, r);
     }
@@ -450,8 +470,7 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
     q = it->second;
     ph.queue[instance] = q;
   }
-  const std::int64_t order = cfg_.policy == SchedulingPolicy::kLifo ? -static_cast<std::int64_t>(id)
-                                                                     : static_cast<std::int64_t>(id);
+  const std::int64_t order = cfg_.policy == SchedulingPolicy::kLifo ? -c.serial : c.serial;
   GroupQueue& gq = queues_[q];
   gq.heap.push_back(Waiting{order, phase, chunk, id, instance});
   std::push_heap(gq.heap.begin(), gq.heap.end(), [](const Waiting& a, const Waiting& b) {
@@ -599,7 +618,6 @@ void CollectiveEngine::rank_finished(CollectiveId id, Rank r) {
     std::vector<Phase>().swap(c.phases);
     std::vector<std::int32_t>().swap(c.rank_chunks_done);
     std::vector<std::uint8_t>().swap(c.rank_arrived);
-    std::vector<Rank>().swap(c.req.members);
   }
   if (c.listener != nullptr) c.listener->collective_done(id, r);
 }
@@ -624,7 +642,7 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
       int shown = 0;
       for (Rank r = 0; r < topo_.num_npus() && shown < 8; ++r) {
         if (!simulated(r)) continue;
-        const bool member = c.group_id < 0 || std::binary_search(c.req.members.begin(), c.req.members.end(), r);
+        const bool member = c.group_id < 0 || std::binary_search(group_members(c).begin(), group_members(c).end(), r);
         if (member && !c.rank_arrived[slot(r)]) {
           line += " " + std::to_string(r);
           ++shown;

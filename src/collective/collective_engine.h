@@ -90,6 +90,11 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // Throws std::invalid_argument for bad dimensions, sizes or an algorithm
   // that cannot run on a group the request produces.
   CollectiveId create(const CollectiveRequest& req, CollectiveListener* listener = nullptr);
+  // The caller reads nothing more of finished collective `id`: its record is
+  // cleared and its id may be given to a collective created later (a
+  // training run creates hundreds of thousands; only those in flight are
+  // kept). Throws std::logic_error when `id` has not finished.
+  void release(CollectiveId id);
   // `rank` reaches the collective now. Throws std::logic_error when it already has.
   void arrive(CollectiveId id, Rank rank);
   void arrive_all(CollectiveId id);
@@ -127,7 +132,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     std::vector<std::int32_t> queue;        // queue index per instance, -1 until used
   };
   struct Collective {
-    CollectiveRequest req;
+    std::int64_t serial = 0;  // creation order (ids are reused after release())
+    CollectiveRequest req;    // members left empty: an explicit group's are group_members()
     CollectiveListener* listener = nullptr;
     std::vector<PhaseSpec> specs;
     std::vector<Phase> phases;
@@ -187,7 +193,10 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   void dim_members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const;
   const TransferShape& shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members);
   // Plan and group of an explicit-member request; throws std::invalid_argument.
-  void plan_explicit(Collective& c);
+  void plan_explicit(Collective& c, const std::vector<Rank>& members);
+  const std::vector<Rank>& group_members(const Collective& c) const {
+    return *group_members_[static_cast<std::size_t>(c.group_id)];
+  }
   // One phase of what NCCL's model picks for the collective over `dims`.
   void plan_nccl(Collective& c, const NcclView& view, std::span<const int> dims);
   std::uint64_t queue_key(const Collective& c, const Phase& ph, long long instance) const;
@@ -216,6 +225,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   ShapeCache listed_shapes_;
   std::map<std::tuple<int, int, std::vector<Rank>>, std::uint32_t> listed_index_;
   std::map<std::vector<Rank>, std::int32_t> group_index_;  // explicit groups
+  std::vector<const std::vector<Rank>*> group_members_;    // per explicit group: its key in group_index_
   // Per explicit group (by its index): the dimensions its members differ
   // in, how many coordinates it spans on each, and whether that is a grid
   // NCCL's model runs.
@@ -230,6 +240,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // Shapes of NCCL's choices, by (op, algorithm, protocol, channels, dimensions, base rank).
   std::map<std::tuple<int, int, int, int, std::uint32_t, Rank, std::int32_t>, std::unique_ptr<TransferShape>> nccl_shapes_;
   std::deque<Collective> collectives_;
+  std::vector<CollectiveId> released_;  // ids free for reuse, the last released first
+  std::int64_t created_ = 0;
   std::deque<GroupQueue> queues_;
   std::unordered_map<std::uint64_t, std::int32_t> queue_index_;
   SlotPool<RunningPhase> running_;

@@ -32,19 +32,34 @@ GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBacke
   if (static_cast<Rank>(graphs.size()) != sim_ranks_) {
     throw std::logic_error(fmt::format("{} graphs for {} simulated ranks", graphs.size(), sim_ranks_));
   }
-  ranks_.resize(static_cast<std::size_t>(sim_ranks_));
-  for (Rank r = 0; r < sim_ranks_; ++r) {
-    RankState& rs = rank(r);
-    rs.graph = graphs[static_cast<std::size_t>(r)];
-    rs.pending = rs.graph->indegree();
-    nodes_total_ += rs.graph->size();
-    rs.wait_ready.assign(rs.graph->waits(), 0);
-    if (kept(r)) rs.timing.assign(rs.graph->size(), NodeTiming{});
-    const auto dims = static_cast<std::size_t>(topo.num_dims());
+  const auto dims = static_cast<std::size_t>(topo.num_dims());
+  auto init = [dims](RankState& rs, const WorkGraph* g) {
+    rs.graph = g;
     rs.dim_in_flight.assign(dims, 0);
     rs.dim_since.assign(dims, 0);
     rs.dim_busy.assign(dims, 0);
+  };
+  // With several representatives the other ranks' graphs are empty and no
+  // collective finishes on them: they keep no state of their own (a 9,216-GPU
+  // job simulating 12 ranks would otherwise hold 9,216 states).
+  const bool sparse = collectives.several_representatives();
+  slot_.assign(static_cast<std::size_t>(sim_ranks_), -1);
+  init(idle_, nullptr);
+  for (Rank r = 0; r < sim_ranks_; ++r) {
+    const WorkGraph* g = graphs[static_cast<std::size_t>(r)];
+    if (sparse && g->size() == 0 && !collectives.simulated(r)) {
+      ++ranks_done_;
+      continue;
+    }
+    slot_[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(ranks_.size());
+    RankState& rs = ranks_.emplace_back();
+    init(rs, g);
+    rs.pending = g->indegree();
+    nodes_total_ += g->size();
+    rs.wait_ready.assign(g->waits(), 0);
+    if (kept(r)) rs.timing.assign(g->size(), NodeTiming{});
   }
+  graphs_ = std::move(graphs);
 }
 
 std::string GraphExecutor::where(Rank r, std::uint32_t node) const {
@@ -55,6 +70,7 @@ std::string GraphExecutor::where(Rank r, std::uint32_t node) const {
 
 void GraphExecutor::start() {
   for (Rank r = 0; r < sim_ranks_; ++r) {
+    if (slot_[static_cast<std::size_t>(r)] < 0) continue;  // idle: counted done
     RankState& rs = rank(r);
     const std::uint32_t n = rs.graph->size();
     if (n == 0) {
@@ -255,7 +271,7 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
                                  where(r, node), to_string(c.op), seq, c.root, where(first.first_rank, first.first_node),
                                  first.first_rank, first.root));
   }
-  coll_node_[pack_key(it->second.id, static_cast<std::uint32_t>(r))] = {node, sim_.now(), mask};
+  coll_node_[pack_key(it->second.id, static_cast<std::uint32_t>(r))] = {node, sim_.now(), mask, key};
   comm_begin(r, mask);
   collectives_.arrive(it->second.id, r);
 }
@@ -404,6 +420,12 @@ void GraphExecutor::collective_done(CollectiveId id, Rank r) {
   if (it == coll_node_.end()) throw std::logic_error("graph executor: a collective finished on a rank that never issued it");
   const InFlight f = it->second;
   coll_node_.erase(it);
+  if (collectives_.finished(id)) {
+    // Every rank taking part has issued it and is done: no rank matches it
+    // again, and the engine may give its id to a later collective.
+    colls_.erase(f.key);
+    collectives_.release(id);
+  }
   comm_end(r, f.dims);
   completed_.push_back({r, f.node, f.issued});
   drain();
@@ -413,7 +435,7 @@ std::vector<std::string> GraphExecutor::stuck_report() const {
   std::vector<std::string> lines;
   for (Rank r = 0; r < sim_ranks_; ++r) {
     const RankState& rs = rank(r);
-    const WorkGraph& g = *rs.graph;
+    const WorkGraph& g = graph(r);
     if (rs.done == g.size()) continue;
     std::string waiting;
     int shown = 0;

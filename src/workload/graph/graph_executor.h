@@ -107,7 +107,7 @@ class GraphExecutor final : private ActivityListener,
   const std::vector<BusyInterval>& comm_intervals(Rank r) const { return rank(r).comm_intervals; }
   // Node timings for the ranks kept (empty for others).
   const std::vector<NodeTiming>& timings(Rank r) const { return rank(r).timing; }
-  const WorkGraph& graph(Rank r) const { return *rank(r).graph; }
+  const WorkGraph& graph(Rank r) const { return *graphs_[static_cast<std::size_t>(r)]; }
   // Collectives in the order they were created: (first rank, its node).
   const std::vector<std::pair<Rank, std::uint32_t>>& collectives_created() const { return created_; }
   std::size_t messages() const { return transfers_.size(); }
@@ -152,6 +152,7 @@ class GraphExecutor final : private ActivityListener,
     std::uint32_t node;
     TimePs issued;
     std::uint32_t dims;  // mask of the dimensions it spans
+    std::uint64_t key;   // its entry in colls_
   };
   struct Transfer {
     Rank src, dst;
@@ -168,8 +169,13 @@ class GraphExecutor final : private ActivityListener,
     TimePs start;
   };
 
-  RankState& rank(Rank r) { return ranks_[static_cast<std::size_t>(r)]; }
-  const RankState& rank(Rank r) const { return ranks_[static_cast<std::size_t>(r)]; }
+  // Ranks with an empty graph that no collective simulates (every rank but
+  // the representatives when there are several) share one idle state.
+  RankState& rank(Rank r) { return ranks_[static_cast<std::size_t>(slot_[static_cast<std::size_t>(r)])]; }
+  const RankState& rank(Rank r) const {
+    const std::int32_t s = slot_[static_cast<std::size_t>(r)];
+    return s >= 0 ? ranks_[static_cast<std::size_t>(s)] : idle_;
+  }
   void ready(Rank r, std::uint32_t node);
   void complete(const Done& d);
   void drain();
@@ -201,10 +207,13 @@ class GraphExecutor final : private ActivityListener,
   Endpoints& endpoints_;
   GraphRunOptions options_;
   Rank sim_ranks_;
-  std::vector<RankState> ranks_;
+  std::vector<RankState> ranks_;    // the ranks with work
+  std::vector<std::int32_t> slot_;  // per rank: its index in ranks_, -1: idle
+  RankState idle_;
+  std::vector<const WorkGraph*> graphs_;
   std::vector<Done> completed_;  // to complete, in order
   bool draining_ = false;
-  std::unordered_map<std::uint64_t, Coll> colls_;              // (group key, seq) -> collective
+  std::unordered_map<std::uint64_t, Coll> colls_;              // (group key, seq) -> collective, until it finishes
   // Groups of listed ranks, numbered for group keys above the dimension masks.
   std::map<std::vector<Rank>, std::uint32_t> listed_groups_;
   std::unordered_map<std::uint64_t, InFlight> coll_node_;      // (collective, rank) -> node

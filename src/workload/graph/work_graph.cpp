@@ -21,9 +21,34 @@ std::uint32_t WorkGraph::add_kernel(const Kernel& k) {
   return static_cast<std::uint32_t>(kernels_.size() - 1);
 }
 
+namespace {
+
+bool same(const CollectiveSpec& a, const CollectiveSpec& b) {
+  return a.op == b.op && a.bytes == b.bytes && a.root == b.root && a.dims == b.dims && a.members == b.members &&
+         a.name == b.name;
+}
+
+std::size_t hash_of(const CollectiveSpec& c) {
+  std::size_t h = std::hash<double>{}(c.bytes) ^ (static_cast<std::size_t>(c.op) << 56) ^ static_cast<std::size_t>(c.root);
+  const auto mix = [&h](std::size_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  for (int d : c.dims) mix(static_cast<std::size_t>(d));
+  for (Rank r : c.members) mix(static_cast<std::size_t>(r));
+  mix(std::hash<std::string>{}(c.name));
+  return h;
+}
+
+}  // namespace
+
 std::uint32_t WorkGraph::add_collective(CollectiveSpec c) {
+  const std::size_t h = hash_of(c);
+  const auto [first, last] = collective_index_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    if (same(collectives_[it->second], c)) return it->second;
+  }
   collectives_.push_back(std::move(c));
-  return static_cast<std::uint32_t>(collectives_.size() - 1);
+  const auto id = static_cast<std::uint32_t>(collectives_.size() - 1);
+  collective_index_.emplace(h, id);
+  return id;
 }
 
 std::uint32_t WorkGraph::add_message(const MessageSpec& m) {
@@ -83,6 +108,8 @@ void WorkGraph::finish() {
   }
   std::vector<GraphDep>().swap(deps_);
   std::vector<std::uint32_t>().swap(dep_begin_);
+  std::unordered_multimap<std::size_t, std::uint32_t>().swap(collective_index_);
+  collectives_.shrink_to_fit();
 }
 
 }  // namespace acesim

@@ -13,6 +13,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collective/types.h"
@@ -76,6 +77,8 @@ class WorkGraph {
   // ---- building; finish() before running. Deps may name nodes added later
   // (the graph must have no cycle); a wait's, earlier ones. ----
   std::uint32_t add_kernel(const Kernel& k);  // payloads, shareable by many nodes
+  // A collective equal to one added before gets that one's payload (a
+  // training step issues the same few collectives thousands of times).
   std::uint32_t add_collective(CollectiveSpec c);
   std::uint32_t add_message(const MessageSpec& m);
   // kCompute / kCpu: payload is a kernel; kCollective a collective; kSend /
@@ -110,6 +113,7 @@ class WorkGraph {
   std::vector<GraphNode> nodes_;
   std::vector<Kernel> kernels_;
   std::vector<CollectiveSpec> collectives_;
+  std::unordered_multimap<std::size_t, std::uint32_t> collective_index_;  // while building: hash -> payload
   std::vector<MessageSpec> messages_;
   std::uint32_t waits_ = 0;
   // While building: each node's parents.

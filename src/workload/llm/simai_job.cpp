@@ -1,6 +1,8 @@
 // SimAI / AICB workload files as pipelined training jobs (simai_job.h).
 #include "workload/llm/simai_job.h"
 
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -79,15 +81,20 @@ class Builder {
   void collective(const SimaiComm& c, bool blocking) {
     const std::optional<CollectiveSpec>& group = groups_[static_cast<int>(c.group)];
     if (!c.op || c.bytes <= 0.0 || !group) return;
-    CollectiveSpec spec = *group;
-    spec.op = *c.op;
-    spec.bytes = c.bytes;
+    // Rows repeat every micro-batch and iteration: one payload each.
+    auto [known, added] = payloads_.try_emplace({static_cast<int>(c.group), static_cast<int>(*c.op), c.bytes}, 0u);
+    if (added) {
+      CollectiveSpec spec = *group;
+      spec.op = *c.op;
+      spec.bytes = c.bytes;
+      known->second = g_.add_collective(std::move(spec));
+    }
     // Issued when the stream gets there: after the compute so far and what
     // holds the stream (blocking collectives, received messages), as SimAI
     // issues a row's collective only once the row before let go.
     std::vector<std::uint32_t> deps = gate_;
     if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
-    const std::uint32_t id = node(WorkNodeKind::kCollective, g_.add_collective(std::move(spec)), deps, comm_kind(c.group));
+    const std::uint32_t id = node(WorkNodeKind::kCollective, known->second, deps, comm_kind(c.group));
     if (blocking) {
       gate_.assign(1, id);  // it waited for the rest
     } else {
@@ -174,6 +181,7 @@ class Builder {
   LlmRankGraph out_;
   WorkGraph& g_;
   std::optional<CollectiveSpec> groups_[4];
+  std::map<std::tuple<int, int, double>, std::uint32_t> payloads_;  // (group, operation, bytes) -> collective
   int iter_ = 0;
   LlmPass pass_ = LlmPass::kForward;
   std::int32_t micro_batch_ = -1, layer_ = -1;
