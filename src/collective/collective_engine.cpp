@@ -83,7 +83,8 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   c.req.root = req.root;
   c.listener = listener;
   if (!req.members.empty()) {
-    plan_explicit(c, req.members);
+    if (rep_ >= 0) throw std::invalid_argument("a collective over listed ranks needs a full simulation");
+    plan_explicit(c, req.group >= 0 ? req.group : group(req.members));
   } else if (!reps_.empty()) {
     throw std::invalid_argument("with several representatives every collective lists its ranks");
   } else {
@@ -179,8 +180,7 @@ void CollectiveEngine::release(CollectiveId id) {
   released_.push_back(id);
 }
 
-void CollectiveEngine::plan_explicit(Collective& c, const std::vector<Rank>& m) {
-  if (rep_ >= 0) throw std::invalid_argument("a collective over listed ranks needs a full simulation");
+std::int32_t CollectiveEngine::group(const std::vector<Rank>& m) {
   auto known = group_index_.find(m);
   if (known == group_index_.end()) {
     // A new group: checked, and its shape on the topology kept for the
@@ -221,10 +221,15 @@ void CollectiveEngine::plan_explicit(Collective& c, const std::vector<Rank>& m) 
     known = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first;
     group_members_.push_back(&known->first);
   }
-  const long long n = static_cast<long long>(m.size());
+  return known->second;
+}
+
+void CollectiveEngine::plan_explicit(Collective& c, std::int32_t group) {
+  if (group < 0 || static_cast<std::size_t>(group) >= group_members_.size()) throw std::logic_error("unknown explicit group");
+  const long long n = static_cast<long long>(group_members_[static_cast<std::size_t>(group)]->size());
   c.req.dims.clear();
   c.group_npus = n;
-  c.group_id = known->second;
+  c.group_id = group;
   const GroupShape& g = group_shapes_[static_cast<std::size_t>(c.group_id)];
   if (cfg_.nccl.enabled && nccl_models(c.req.op) && g.nccl_grid) {
     plan_nccl(c, nccl_view(g.spanned), g.differ);
@@ -333,7 +338,8 @@ void CollectiveEngine::plan_nccl(Collective& c, const NcclView& view, std::span<
   for (int d : dims) {
     if (topo_.dim(d).npus > 1) spanned.push_back(d);
   }
-  c.specs.push_back(PhaseSpec{c.req.op, algorithm("ring"), spanned, c.nccl->wire_factor, view.nranks});
+  static const Algorithm ring = algorithm("ring");
+  c.specs.push_back(PhaseSpec{c.req.op, ring, std::move(spanned), c.nccl->wire_factor, view.nranks});
 }
 
 const TransferShape& CollectiveEngine::shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members) {

@@ -47,6 +47,9 @@ struct CollectiveRequest {
   // Rooted operations: the root's position in every group, in member order
   // (the first dimension varies fastest; `members`: ascending ranks).
   long long root = 0;
+  // With `members`: CollectiveEngine::group(members) when the caller has it
+  // (spares looking the list up again), else -1.
+  std::int32_t group = -1;
 };
 
 class CollectiveListener {
@@ -95,6 +98,10 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   // training run creates hundreds of thousands; only those in flight are
   // kept). Throws std::logic_error when `id` has not finished.
   void release(CollectiveId id);
+  // The index of an explicit group (ascending, distinct ranks of the
+  // topology), the same for every request over it; a request may carry it
+  // (CollectiveRequest::group). Throws std::invalid_argument for a bad list.
+  std::int32_t group(const std::vector<Rank>& members);
   // `rank` reaches the collective now. Throws std::logic_error when it already has.
   void arrive(CollectiveId id, Rank rank);
   void arrive_all(CollectiveId id);
@@ -193,7 +200,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   void dim_members(const PhaseSpec& spec, Rank base, std::vector<Rank>& out) const;
   const TransferShape& shape_of(const Collective& c, int phase, Rank base, std::span<const Rank> members);
   // Plan and group of an explicit-member request; throws std::invalid_argument.
-  void plan_explicit(Collective& c, const std::vector<Rank>& members);
+  void plan_explicit(Collective& c, std::int32_t group);
   const std::vector<Rank>& group_members(const Collective& c) const {
     return *group_members_[static_cast<std::size_t>(c.group_id)];
   }

@@ -227,16 +227,28 @@ std::uint32_t GraphExecutor::route_dims(Rank src, Rank dst) const {
 void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
   RankState& rs = rank(r);
   if (kept(r)) rs.timing[node].start = sim_.now();
-  const CollectiveSpec& c = rs.graph->collective(rs.graph->node(node).payload);
+  const std::uint32_t payload = rs.graph->node(node).payload;
+  const CollectiveSpec& c = rs.graph->collective(payload);
   // Collectives match across ranks by their group and their order on it:
-  // a dimension mask, or (bit 31 set) the number of a listed group.
-  std::uint32_t mask = 0;
-  if (c.members.empty()) {
-    mask = dims_mask(c.dims, topo_);
-  } else {
-    const auto g = listed_groups_.try_emplace(c.members, static_cast<std::uint32_t>(listed_groups_.size())).first;
-    mask = 0x80000000u | g->second;
+  // a dimension mask, or (bit 31 set) the engine's number of a listed group.
+  if (rs.payload_group.empty()) rs.payload_group.assign(rs.graph->collectives(), 0);
+  std::uint64_t& known = rs.payload_group[payload];
+  if (known == 0) {
+    if (c.members.empty()) {
+      known = dims_mask(c.dims, topo_);
+    } else {
+      std::int32_t g;
+      try {
+        g = collectives_.group(c.members);
+      } catch (const std::invalid_argument& e) {
+        if (!rs.graph->where) throw;
+        throw InputError(where(r, node) + ": " + e.what());
+      }
+      known = (static_cast<std::uint64_t>(g) + 1) << 32 | 0x80000000u | static_cast<std::uint32_t>(g);
+    }
   }
+  const auto mask = static_cast<std::uint32_t>(known);
+  const std::int32_t group = static_cast<std::int32_t>(known >> 32) - 1;
   const std::uint32_t seq = rs.coll_seq[mask]++;
   const std::uint64_t key = pack_key(mask, seq);
   auto it = colls_.find(key);
@@ -247,6 +259,7 @@ void GraphExecutor::issue_collective(Rank r, std::uint32_t node) {
     req.dims = c.dims;
     req.name = c.name;
     req.members = c.members;
+    req.group = group;
     req.root = c.root;
     CollectiveId id;
     try {

@@ -131,6 +131,9 @@ class GraphExecutor final : private ActivityListener,
     TimePs parked_since = 0;
     std::size_t done = 0;
     std::unordered_map<std::uint32_t, std::uint32_t> coll_seq;  // group key -> collectives issued over it
+    // Per collective payload of the graph: its group key, and for listed
+    // ranks the engine's group + 1 above bit 32; 0 until first issued.
+    std::vector<std::uint64_t> payload_group;
     int comm_in_flight = 0;
     TimePs comm_since = 0;
     TimePs comm_busy = 0;
@@ -214,8 +217,6 @@ class GraphExecutor final : private ActivityListener,
   std::vector<Done> completed_;  // to complete, in order
   bool draining_ = false;
   std::unordered_map<std::uint64_t, Coll> colls_;              // (group key, seq) -> collective, until it finishes
-  // Groups of listed ranks, numbered for group keys above the dimension masks.
-  std::map<std::vector<Rank>, std::uint32_t> listed_groups_;
   std::unordered_map<std::uint64_t, InFlight> coll_node_;      // (collective, rank) -> node
   std::vector<std::pair<Rank, std::uint32_t>> created_;
   std::vector<Transfer> transfers_;

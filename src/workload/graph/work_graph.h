@@ -93,6 +93,7 @@ class WorkGraph {
   const GraphNode& node(std::uint32_t i) const { return nodes_[i]; }
   const Kernel& kernel(std::uint32_t payload) const { return kernels_[payload]; }
   const CollectiveSpec& collective(std::uint32_t payload) const { return collectives_[payload]; }
+  std::uint32_t collectives() const { return static_cast<std::uint32_t>(collectives_.size()); }
   const MessageSpec& message(std::uint32_t payload) const { return messages_[payload]; }
   std::uint32_t waits() const { return waits_; }
   const std::vector<std::int32_t>& indegree() const { return indegree_; }
