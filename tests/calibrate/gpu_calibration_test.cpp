@@ -305,6 +305,18 @@ TEST_F(CalibrateCli, FitsWritesAPlatformThatRuns) {
   EXPECT_LT(j["overlap"]["max_error"].get<double>(), 1e-5);
 }
 
+TEST_F(CalibrateCli, FullDisk) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  std::filesystem::create_directories(dir_ / "m");
+  write("m/measurements.csv", synthetic_csv(truth_npu(), kGemm));
+  write("m/gpu.json", gpu_json(kGemm));
+  for (const std::string flag : {"--out", "--csv"}) {
+    const test::CliRun r = run({"calibrate", (dir_ / "m").string(), flag, "/dev/full"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "acesim: error: " + flag + ": /dev/full: cannot write: No space left on device\n");
+  }
+}
+
 TEST_F(CalibrateCli, BadUsage) {
   expect_bad_input({"calibrate", (dir_ / "nowhere").string()}, {"nowhere", "not a directory"});
   expect_bad_input({"calibrate", dir_.string(), "--platform", "x.yaml", "--out", "y.yaml"}, {"--platform", "--out"});
