@@ -66,7 +66,7 @@ def collective(**options):
     ``--json`` report as a dict: one entry of ``results`` per size::
 
         r = acesim.collective(platform="hgx-h100", op="all-reduce", bytes="64MiB")
-        r["results"][0]["time_ns"]  # 420544.32
+        r["results"][0]["time_ns"]  # 280289.522 (one node of 8 H100s)
     """
     return _run("collective", options)
 

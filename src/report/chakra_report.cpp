@@ -16,7 +16,7 @@ namespace acesim {
 std::string format_chakra(const ChakraReport& r, const PlatformConfig& platform) {
   std::string types;
   for (const auto& [name, count] : r.node_types) types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, name);
-  std::string out = fmt::format("# acesim run: Chakra traces {}.<rank>.et, {} ranks; rank 0: {} nodes ({})\n", r.prefix,
+  std::string out = fmt::format("# acesim run: Chakra traces {}.<rank>.et on {} NPUs; rank 0: {} nodes ({})\n", r.prefix,
                                 r.npus, r.nodes, types);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);

@@ -222,10 +222,11 @@ TEST_F(GpuCalibration, CalibratedPlatformReadsBack) {
 }
 
 TEST(GpuPresets, HgxH200IsTheCalibrationBase) {
-  // The datasheet preset the fit starts from: 4 nodes of 8 GPUs.
+  // The datasheet preset the fit starts from: one node of 8 GPUs (--nodes N for more).
   const PlatformConfig p = parse_platform_yaml(embedded_file("presets/hgx-h200.yaml"), "presets/hgx-h200.yaml");
   ASSERT_EQ(p.dims.size(), 2u);
-  EXPECT_EQ(p.dims[0].npus * p.dims[1].npus, 32);
+  EXPECT_EQ(p.dims[0].npus, 8);
+  EXPECT_EQ(p.dims[1].npus, 1);
   EXPECT_EQ(p.npu.compute_units, 132);
   EXPECT_NEAR(p.npu.peak_flops(), 990e12, 1e12);
   EXPECT_EQ(p.npu.executor, "sm");
