@@ -74,7 +74,7 @@ CommandError current_error() {
     return {kExitBadInput, one_line(e.what()) + " (see acesim --help)", false};
   } catch (const OutputError& e) {
     // 2: a path that cannot be used; 1: writing failed (a full disk).
-    return {e.status(), one_line(e.what()), false};
+    return {e.status(), one_line(e.what()), false, true};
   } catch (const InputError& e) {
     return {kExitBadInput, one_line(e.what()), false};
   } catch (const SimulationStuck& e) {
