@@ -158,7 +158,9 @@ std::string plot(const PlotRequest& r) {
   std::string output;
   if (run_embedded_script(r.dir, "scripts/plot_sweep.py", {data_path}, output) != 0) {
     for (char& c : output) c = c == '\n' ? ' ' : c;
-    throw std::runtime_error("sweep plot: python3 with matplotlib failed (Debian's python3-matplotlib): " + output);
+    // Not a bug of acesim: the plot could not be made (matplotlib missing,
+    // or the PNG not written: a full disk).
+    throw OutputError("sweep plot: " + out + ": not made: python3 with matplotlib failed (Debian's python3-matplotlib): " + output, 1);
   }
   return out;
 }

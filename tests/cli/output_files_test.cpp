@@ -127,6 +127,21 @@ TEST_F(OutputFiles, SweepAndReproduceOnAFullDisk) {
                      full("r/report.md"));
 }
 
+TEST_F(OutputFiles, SweepPlotOnAFullDisk) {
+  const std::string grid = write("g.yaml", "command: collective\noptions: {platform: " + kRing8 +
+                                               ", executor: ideal}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
+  const std::string out = (dir_ / "s").string();
+  expect_ok({"sweep", grid, "--out", out});
+  expect_write_error({"sweep", "plot", out, "--x", "bytes", "--y", "time_ns"}, full("s/plot.json"));
+  fs::remove(dir_ / "s" / "plot.json");
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3-matplotlib";
+  // matplotlib's savefig does not report a failed write; the script writes the PNG itself.
+  const test::CliRun r = run({"sweep", "plot", out, "--x", "bytes", "--y", "time_ns", "--out", kFull});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("acesim: error: sweep plot: /dev/full: not made: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+}
+
 TEST_F(OutputFiles, StandardOutputOnAFullDisk) {
   const test::CliRun r = run({"collective", "--platform", kRing8, "--bytes", "1MiB", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
