@@ -21,11 +21,13 @@ using acesim::cli::CommandError;
 
 // The CLI's failure as a Python exception: ValueError for what the input
 // asked (status 2: bad input, 3: a simulation that cannot finish), with the
-// exact message the CLI prints after "acesim: error: "; RuntimeError for an
-// internal error. The exit status the CLI would give is the exception's
-// `status` attribute.
+// exact message the CLI prints after "acesim: error: "; OSError for a file
+// that could not be written; RuntimeError for an internal error. The exit
+// status the CLI would give is the exception's `status` attribute.
 [[noreturn]] void raise(const CommandError& e) {
-  py::object type = py::reinterpret_borrow<py::object>(e.internal ? PyExc_RuntimeError : PyExc_ValueError);
+  py::object type = py::reinterpret_borrow<py::object>(e.internal ? PyExc_RuntimeError
+                                                       : e.output ? PyExc_OSError
+                                                                  : PyExc_ValueError);
   py::object exc = type(e.message);
   exc.attr("status") = e.status;
   PyErr_SetObject(type.ptr(), exc.ptr());

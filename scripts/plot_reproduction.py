@@ -6,6 +6,7 @@ DIR/hbm_vs_network.png and DIR/speedup.png. acesim writes this script into DIR
 and runs it with Debian's python3 and python3-matplotlib.
 """
 import csv
+import io
 import os
 import sys
 
@@ -13,6 +14,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+
+def save(fig, path):
+    """savefig through memory: writing the file itself reports a full disk, savefig does not."""
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=120, format="png")
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
 
 PAPER_SPEEDUP = {"resnet50": 1.41, "gnmt": 1.12, "dlrm": 1.13}
 NAMES = {"resnet50": "ResNet-50", "gnmt": "GNMT", "dlrm": "DLRM"}
@@ -62,7 +71,7 @@ def main(out):
         ax.set_title(NAMES[w])
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "breakdown.png"), dpi=120)
+    save(fig, os.path.join(out, "breakdown.png"))
 
     # 2. Network-bandwidth utilization: over the run (top) and while
     # communication is in flight (bottom, the paper's "effective" one).
@@ -84,7 +93,7 @@ def main(out):
             ax.set_title(NAMES[w])
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "network_utilization.png"), dpi=120)
+    save(fig, os.path.join(out, "network_utilization.png"))
 
     # 3. HBM bandwidth needed versus network bandwidth achieved.
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
@@ -99,7 +108,7 @@ def main(out):
     ax.set_ylabel("HBM bandwidth used by communication (GB/s)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "hbm_vs_network.png"), dpi=120)
+    save(fig, os.path.join(out, "hbm_vs_network.png"))
 
     # 4. ACE's speedup over the best baseline versus network size.
     fig, ax = plt.subplots(figsize=(5.5, 4))
@@ -116,7 +125,7 @@ def main(out):
     ax.set_ylabel("speedup of ACE over the best baseline")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "speedup.png"), dpi=120)
+    save(fig, os.path.join(out, "speedup.png"))
 
 
 if __name__ == "__main__":

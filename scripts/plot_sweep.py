@@ -5,6 +5,7 @@ acesim picks the points (error rows left out, --where filters applied),
 groups them into series by --hue and writes them as JSON; this script draws
 them with Debian's python3-matplotlib: python3 plot_sweep.py DATA.json
 """
+import io
 import json
 import sys
 
@@ -12,6 +13,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+
+def save(fig, path):
+    """savefig through memory: writing the file itself reports a full disk, savefig does not."""
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=120, format="png")
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
 
 
 def main():
@@ -38,7 +47,7 @@ def main():
     if any(s["name"] for s in d["series"]):
         ax.legend(title=d["hue"], fontsize=8)
     fig.tight_layout()
-    fig.savefig(d["out"], dpi=120)
+    save(fig, d["out"])
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,6 +45,45 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A CSV file acesim wrote (RFC 4180: quoted fields, doubled quotes) as rows
+// of named cells; a row with another number of cells than the header fails.
+inline std::vector<std::map<std::string, std::string>> read_csv(const std::filesystem::path& path) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::istringstream in(slurp(path));
+  std::string line;
+  std::vector<std::string> header;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells(1);
+    bool quoted = false;
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      const char c = l[i];
+      if (quoted && c == '"' && i + 1 < l.size() && l[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        cells.emplace_back();
+      } else {
+        cells.back() += c;
+      }
+    }
+    return cells;
+  };
+  while (std::getline(in, line)) {
+    if (header.empty()) {
+      header = split(line);
+      continue;
+    }
+    const std::vector<std::string> cells = split(line);
+    EXPECT_EQ(cells.size(), header.size()) << line;
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 class CliTest : public ScratchDirTest {

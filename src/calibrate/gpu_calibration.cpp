@@ -23,6 +23,7 @@
 
 #include "config/input_error.h"
 #include "config/platform.h"
+#include "config/csv.h"
 #include "endpoint/endpoint.h"
 #include "engine/simulation.h"
 #include "driver/characterization.h"
@@ -571,12 +572,20 @@ std::string predictions_csv(const Calibration& c) {
   for (const Prediction& p : c.predictions) {
     const bool gemm = p.quantity == "GEMM us";
     const bool overlap = p.row->experiment == "gemm_with_comm";
-    out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.6g},{},{},{},{}\n", p.row->line, p.row->experiment,
-                       p.row->kernel, p.row->ctas, p.quantity, p.measured, p.predicted, p.error(),
-                       gemm ? fmt::format("{:.6g}", p.measured_slowdown) : "",
-                       gemm ? fmt::format("{:.6g}", p.predicted_slowdown) : "",
-                       overlap ? fmt::format("{:.6g}", p.comm_measured_GBps) : "",
-                       overlap ? fmt::format("{:.6g}", p.comm_predicted_GBps) : "");
+    CsvLine row;
+    row << p.row->line << p.row->experiment << p.row->kernel << p.row->ctas << p.quantity << p.measured << p.predicted
+        << p.error();
+    if (gemm) {
+      row << p.measured_slowdown << p.predicted_slowdown;
+    } else {
+      row << "" << "";
+    }
+    if (overlap) {
+      row << p.comm_measured_GBps << p.comm_predicted_GBps;
+    } else {
+      row << "" << "";
+    }
+    out += row.text();
   }
   return out;
 }

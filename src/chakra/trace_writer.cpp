@@ -1,16 +1,12 @@
 #include "chakra/trace_writer.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
 #include "chakra/et_def.pb.h"
-#include "config/input_error.h"
+#include "config/output_file.h"
 
 namespace acesim::chakra {
 namespace {
@@ -72,15 +68,14 @@ std::string trace_bytes(const Trace& t) {
 }
 
 void write_trace_file(const Trace& t, const std::string& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw InputError(path + ": cannot write: " + std::strerror(errno));
+  OutputFile f(path, "--chakra-out", true);
   bool ok = true;
   {
-    google::protobuf::io::OstreamOutputStream out(&f);
+    google::protobuf::io::OstreamOutputStream out(&f.stream());
     ok = write_to(t, out);
   }
-  f.flush();
-  if (!ok || !f) throw InputError(path + ": cannot write the trace (disk full?)");
+  f.close();
+  if (!ok) throw OutputError(path + ": cannot write the trace", 1);
 }
 
 }  // namespace acesim::chakra

@@ -17,7 +17,7 @@ namespace acesim::chakra {
 // length-delimited. Node ids and dependencies are written as given.
 std::string trace_bytes(const Trace& t);
 
-// Writes trace_bytes(t) to `path`; throws InputError naming the path when
+// Writes trace_bytes(t) to `path`; throws OutputError naming the path when
 // the file cannot be written.
 void write_trace_file(const Trace& t, const std::string& path);
 

@@ -1,7 +1,6 @@
 // `acesim calibrate DIR`: fit the endpoint model to measurements taken on a
 // real GPU by tools/gpu-characterize, and check the fit against them.
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"
+#include "config/output_file.h"
 #include "config/platform.h"
 #include "config/presets.h"
 
@@ -27,12 +27,6 @@ struct Options {
   bool json = false;
 };
 
-void write_file(const std::string& path, const std::string& text, const char* flag) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  if (!f.good()) throw InputError(std::string(flag) + ": cannot write '" + path + "'");
-}
-
 int run(const Options& o) {
   if (!o.platform.empty() && (!o.out.empty() || !o.base.empty())) {
     throw InputError("--platform checks a calibrated platform as it is; it cannot be combined with --out or --base");
@@ -49,8 +43,8 @@ int run(const Options& o) {
     std::string name;
     c = check_calibration(m, parse_platform_yaml(platform_yaml(o.platform, name), name).npu);
   }
-  if (!o.out.empty()) write_file(o.out, calibrated_platform_yaml(c, m, base_text, base_name), "--out");
-  if (!o.csv.empty()) write_file(o.csv, predictions_csv(c), "--csv");
+  if (!o.out.empty()) write_output_file(o.out, calibrated_platform_yaml(c, m, base_text, base_name), "--out");
+  if (!o.csv.empty()) write_output_file(o.csv, predictions_csv(c), "--csv");
   if (o.json) {
     std::printf("%s\n", calibration_json(c, m).dump(2).c_str());
   } else {

@@ -6,6 +6,7 @@
 
 #include "cli/platform_options.h"
 #include "config/input_error.h"
+#include "config/output_file.h"
 #include "engine/simulation.h"
 #include "registry/registry.h"
 
@@ -71,6 +72,9 @@ CommandError current_error() {
     return e.error();
   } catch (const CLI::ParseError& e) {
     return {kExitBadInput, one_line(e.what()) + " (see acesim --help)", false};
+  } catch (const OutputError& e) {
+    // 2: a path that cannot be used; 1: writing failed (a full disk).
+    return {e.status(), one_line(e.what()), false, true};
   } catch (const InputError& e) {
     return {kExitBadInput, one_line(e.what()), false};
   } catch (const SimulationStuck& e) {

@@ -34,6 +34,7 @@ struct CommandError {
   int status = kExitBadInput;
   std::string message;
   bool internal = false;  // a bug, not the input's fault ("internal error")
+  bool output = false;    // a file could not be written (config/output_file.h)
 };
 CommandError current_error();
 

@@ -1,7 +1,9 @@
 // acesim: how long does a training iteration take on this platform, and where
 // does the time go?
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +28,16 @@ bool registers_in_full(std::string_view name, int argc, char** argv) {
     if (a == name || a == "-h" || a == "--help" || a == "--help-all") return true;
   }
   return false;
+}
+
+// Output that could not be written (a full disk behind `> FILE`) is an
+// error, as for the files the commands write (config/output_file.h).
+int finish_stdout(int status) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  std::fprintf(stderr, "acesim: error: standard output: cannot write: %s\n",
+               errno != 0 ? std::strerror(errno) : "an I/O error (disk full?)");
+  return status == 0 ? 1 : status;
 }
 
 }  // namespace
@@ -61,7 +73,7 @@ int main(int argc, char** argv) {
   try {
     for (std::size_t i = 0; i < commands.size(); ++i) {
       // A subcommand CLI11 parsed was named, so it registered in full.
-      if (app.got_subcommand(std::string(commands[i].name))) return runners[i]();
+      if (app.got_subcommand(std::string(commands[i].name))) return finish_stdout(runners[i]());
     }
     return cli::kExitBadInput;
   } catch (...) {

@@ -1,7 +1,6 @@
 // `acesim run`: a training workload on a platform.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -11,6 +10,7 @@
 #include "cli/platform_options.h"
 #include "cli/progress_options.h"
 #include "config/input_error.h"
+#include "config/output_file.h"
 #include "config/units.h"
 #include "report/chakra_report.h"
 #include "report/llm_report.h"
@@ -59,9 +59,7 @@ void write_chakra_files(const Options& o, const std::vector<ChakraReport>& repor
     }
     if (!o.trace.empty()) {
       const std::string path = with_executor_suffix(o.trace, r.executor, several);
-      std::ofstream f(path);
-      if (!f) throw InputError("--trace: cannot write " + path);
-      f << chakra_trace_events(r).dump() << '\n';
+      write_output_file(path, chakra_trace_events(r).dump() + '\n', "--trace");
     }
   }
 }
@@ -76,9 +74,7 @@ void write_training_files(const Options& o, const std::vector<TrainReport>& repo
   if (!o.trace.empty()) {
     for (const TrainReport& r : reports) {
       const std::string path = with_executor_suffix(o.trace, r.executor, several);
-      std::ofstream f(path);
-      if (!f) throw InputError("--trace: cannot write " + path);
-      f << training_trace(r).dump() << '\n';
+      write_output_file(path, training_trace(r).dump() + '\n', "--trace");
     }
   }
 }
@@ -132,9 +128,7 @@ void write_llm_files(const Options& o, const std::vector<LlmReport>& reports) {
     if (!o.csv.empty()) write_llm_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
     if (!o.trace.empty()) {
       const std::string path = with_executor_suffix(o.trace, r.executor, several);
-      std::ofstream f(path);
-      if (!f) throw InputError("--trace: cannot write " + path);
-      f << llm_trace(r).dump() << '\n';
+      write_output_file(path, llm_trace(r).dump() + '\n', "--trace");
     }
   }
 }

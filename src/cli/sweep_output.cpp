@@ -11,6 +11,8 @@
 
 #include "cli/sweep.h"
 #include "config/input_error.h"
+#include "config/output_file.h"
+#include "config/csv.h"
 
 namespace acesim::cli::sweep {
 namespace {
@@ -47,24 +49,10 @@ void flatten(const nlohmann::json& j, const std::string& prefix, bool top, std::
   }
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
+// Whole, or not at all: a sweep killed while writing leaves the file before.
 void write_file(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw InputError("--out: cannot write " + tmp.string() + ": " + std::strerror(errno));
-    f << text;
-    if (!f.flush()) throw InputError("--out: cannot write " + tmp.string());
-  }
+  write_output_file(tmp.string(), text, "--out");
   fs::rename(tmp, path);
 }
 
@@ -115,9 +103,7 @@ Output::Output(const std::string& dir, nlohmann::json meta, bool keep_records)
     : dir_(dir), meta_(std::move(meta)), keep_records_(keep_records || dir.empty()), axes_(meta_axes(meta_)), grid_points_(meta_.at("points").get<std::size_t>()) {
   if (meta_.at("shard").is_string()) shard_ = parse_shard(meta_["shard"].get<std::string>());
   if (dir_.empty()) return;  // in memory only
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_)) throw InputError("--out: cannot create directory " + dir_ + (ec ? ": " + ec.message() : ""));
+  create_output_directory(dir_, "--out");
   const fs::path meta_path = fs::path(dir_) / "sweep.json";
   if (fs::exists(meta_path)) {
     SweepDir existing = read_sweep_dir(dir_);
@@ -140,7 +126,7 @@ Output::Output(const std::string& dir, nlohmann::json meta, bool keep_records)
   // Again without a line a killed sweep may have cut short.
   finish_jsonl();
   jsonl_ = std::fopen((fs::path(dir_) / "results.jsonl").c_str(), "a");
-  if (jsonl_ == nullptr) throw InputError("--out: cannot write " + dir_ + "/results.jsonl: " + std::strerror(errno));
+  if (jsonl_ == nullptr) throw OutputError("--out: " + dir_ + "/results.jsonl: cannot open for writing: " + std::strerror(errno), 2);
 }
 
 Output::~Output() {
@@ -224,20 +210,20 @@ void Output::finish() {
     }
   }
   std::string out = "point";
-  for (const std::string& a : axes_) out += "," + csv_cell(a);
-  for (const std::size_t c : order) out += "," + csv_cell(columns_[c]);
+  for (const std::string& a : axes_) out += "," + csv_field(a);
+  for (const std::size_t c : order) out += "," + csv_field(columns_[c]);
   out += ",error\n";
   std::vector<const std::string*> cells(order.size());
   for (const auto& [point, p] : points_) {
     out += std::to_string(point);
-    for (const std::string& v : p.params) out += "," + csv_cell(v);
+    for (const std::string& v : p.params) out += "," + csv_field(v);
     std::fill(cells.begin(), cells.end(), nullptr);
     for (const auto& [c, text] : p.metrics) cells[position[c]] = &text;
     for (const std::string* cell : cells) {
       out += ',';
-      if (cell != nullptr) out += csv_cell(*cell);
+      if (cell != nullptr) out += csv_field(*cell);
     }
-    out += "," + csv_cell(p.error) + "\n";
+    out += "," + csv_field(p.error) + "\n";
   }
   write_file(fs::path(dir_) / "results.csv", out);
 }

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
 #include "cli/sweep.h"
 #include "config/input_error.h"
+#include "config/output_file.h"
 #include "config/units.h"
 #include "registry/registry.h"
 #include "reproduce/plot_script.h"
@@ -154,15 +154,13 @@ std::string plot(const PlotRequest& r) {
   data["title"] = title;
   data["out"] = std::filesystem::absolute(out).string();
   const std::string data_path = (std::filesystem::path(r.dir) / "plot.json").string();
-  {
-    std::ofstream f(data_path);
-    if (!f) throw InputError("sweep plot: cannot write " + data_path);
-    f << data.dump(2) << '\n';
-  }
+  write_output_file(data_path, data.dump(2) + '\n', "sweep plot");
   std::string output;
   if (run_embedded_script(r.dir, "scripts/plot_sweep.py", {data_path}, output) != 0) {
     for (char& c : output) c = c == '\n' ? ' ' : c;
-    throw std::runtime_error("sweep plot: python3 with matplotlib failed (Debian's python3-matplotlib): " + output);
+    // Not a bug of acesim: the plot could not be made (matplotlib missing,
+    // or the PNG not written: a full disk).
+    throw OutputError("sweep plot: " + out + ": not made: python3 with matplotlib failed (Debian's python3-matplotlib): " + output, 1);
   }
   return out;
 }

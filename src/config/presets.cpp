@@ -20,10 +20,10 @@ void add(PresetRegistry& registry, std::string name, std::string help) {
 void register_builtin_presets(PresetRegistry& registry) {
   add(registry, "default", "64 NPUs in a 4x4x4 torus of the ACE paper's era (the default platform)");
   add(registry, "ace-isca21", "the ACE paper's evaluated setting, reconstructed (docs/reproduction.md)");
-  add(registry, "hgx-a100", "HGX A100 nodes (4; --nodes N): NVLink 3 through NVSwitch, one 200 Gb/s NIC per GPU on rails");
-  add(registry, "hgx-h100", "HGX H100 nodes (4; --nodes N): NVLink 4 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
-  add(registry, "hgx-h200", "HGX H200 nodes (4; --nodes N): NVLink 4 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
-  add(registry, "hgx-b200", "HGX B200 nodes (4; --nodes N): NVLink 5 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
+  add(registry, "hgx-a100", "HGX A100 nodes (1; --nodes N): NVLink 3 through NVSwitch, one 200 Gb/s NIC per GPU on rails");
+  add(registry, "hgx-h100", "HGX H100 nodes (1; --nodes N): NVLink 4 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
+  add(registry, "hgx-h200", "HGX H200 nodes (1; --nodes N): NVLink 4 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
+  add(registry, "hgx-b200", "HGX B200 nodes (1; --nodes N): NVLink 5 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
   add(registry, "gb200-nvl72", "GB200 NVL72 racks (1; --nodes N): 72 GPUs in one NVLink 5 domain, one 400 Gb/s NIC per GPU on rails");
 }
 

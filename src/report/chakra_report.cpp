@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "config/input_error.h"
+#include "config/output_file.h"
+#include "config/csv.h"
 #include "report/collective_sweep.h"
 #include "report/training_report.h"
 
@@ -16,7 +16,7 @@ namespace acesim {
 std::string format_chakra(const ChakraReport& r, const PlatformConfig& platform) {
   std::string types;
   for (const auto& [name, count] : r.node_types) types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, name);
-  std::string out = fmt::format("# acesim run: Chakra traces {}.<rank>.et, {} ranks; rank 0: {} nodes ({})\n", r.prefix,
+  std::string out = fmt::format("# acesim run: Chakra traces {}.<rank>.et on {} NPUs; rank 0: {} nodes ({})\n", r.prefix,
                                 r.npus, r.nodes, types);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
@@ -126,19 +126,14 @@ nlohmann::json chakra_json(const ChakraReport& r) {
 }
 
 void write_chakra_csv(const ChakraReport& r, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string path = (std::filesystem::path(dir) / "nodes.csv").string();
-  std::ofstream f(path);
-  if (!f) throw InputError("--csv: cannot write " + path);
-  f << "rank,id,name,type,detail,ready_ns,start_ns,end_ns,duration_ns,iteration\n";
+  create_output_directory(dir, "--csv");
+  std::string out = "rank,id,name,type,detail,ready_ns,start_ns,end_ns,duration_ns,iteration\n";
   for (const ChakraNodeRecord& n : r.node_records) {
-    std::string name = n.name;
-    std::replace(name.begin(), name.end(), ',', ';');
-    f << n.rank << ',' << n.id << ',' << name << ',' << n.type << ',' << n.detail << ',' << ps_to_ns(n.ready_ps)
-      << ',' << ps_to_ns(n.start_ps) << ',' << ps_to_ns(n.end_ps) << ',' << ps_to_ns(n.end_ps - n.start_ps) << ','
-      << n.iteration << '\n';
+    out += (CsvLine() << n.rank << n.id << n.name << n.type << n.detail << ps_to_ns(n.ready_ps) << ps_to_ns(n.start_ps)
+                     << ps_to_ns(n.end_ps) << ps_to_ns(n.end_ps - n.start_ps) << n.iteration)
+               .text();
   }
+  write_output_file((std::filesystem::path(dir) / "nodes.csv").string(), out, "--csv");
   write_network_csv(dir, r.network_bytes_per_dim, r.network_utilization_per_dim, r.comm_in_flight_ps_per_dim,
                     r.network_utilization_in_flight_per_dim);
 }

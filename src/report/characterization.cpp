@@ -6,13 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "config/units.h"
+#include "topology/topology.h"
 
 namespace acesim {
 
 std::string format_study(const Study& s, const PlatformConfig& platform, const CollectiveRequestSpec& req,
                          std::uint64_t bytes) {
-  std::string out = fmt::format("# acesim characterize {}: {} of {} ({} bytes)\n", s.name, to_string(req.op),
-                                format_bytes(bytes), bytes);
+  std::string out = fmt::format("# acesim characterize {}: {} of {} ({} bytes) on {} NPUs\n", s.name, to_string(req.op),
+                                format_bytes(bytes), bytes, Topology(platform.dims).num_npus());
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   if (std::any_of(s.rows.begin(), s.rows.end(), [](const StudyRow& r) { return r.config.ends_with('*'); })) {
     out += "# sm channels: NCCL's, one compute unit each; *: the channels the collective runs with when not swept (NCCL's model's choice, or the platform's)\n";

@@ -58,8 +58,10 @@ std::string rooted_phases_text(const PlatformConfig& platform, const CollectiveR
 std::string format_table(const PlatformConfig& platform, const CollectiveRequestSpec& req,
                          const std::vector<CollectiveResult>& results) {
   std::string out;
+  const Rank npus = Topology(platform.dims).num_npus();
   if (is_rooted(req.op)) {
-    out += fmt::format("# acesim collective: {} (root {}: {})\n", to_string(req.op), req.root, rooted_phases_text(platform, req));
+    out += fmt::format("# acesim collective: {} on {} NPUs (root {}: {})\n", to_string(req.op), npus, req.root,
+                       rooted_phases_text(platform, req));
   } else {
     const OpConfig& oc = platform.collectives.op(req.op);
     std::string algs;
@@ -70,17 +72,16 @@ std::string format_table(const PlatformConfig& platform, const CollectiveRequest
     }
     if (platform.collectives.nccl.enabled && nccl_models(req.op)) {
       const NcclSettings& n = platform.collectives.nccl;
-      out += fmt::format("# acesim collective: {} (NCCL model: algorithm {}, protocol {}, channels {})\n", to_string(req.op),
-                         n.algo ? to_string(*n.algo) : "auto", n.proto ? to_string(*n.proto) : "auto",
+      out += fmt::format("# acesim collective: {} on {} NPUs (NCCL model: algorithm {}, protocol {}, channels {})\n",
+                         to_string(req.op), npus, n.algo ? to_string(*n.algo) : "auto", n.proto ? to_string(*n.proto) : "auto",
                          n.channels > 0 ? std::to_string(n.channels) : "default");
     } else {
-      out += fmt::format("# acesim collective: {} ({} plan: {})\n", to_string(req.op), to_string(oc.plan), algs);
+      out += fmt::format("# acesim collective: {} on {} NPUs ({} plan: {})\n", to_string(req.op), npus, to_string(oc.plan), algs);
     }
   }
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   if (!results.empty()) {
-    out += fmt::format("# simulated {} of {} ranks: {}\n", results[0].simulated_ranks,
-                       static_cast<long long>(Topology(platform.dims).num_npus()), results[0].simulation);
+    out += fmt::format("# simulated {} of {} ranks: {}\n", results[0].simulated_ranks, npus, results[0].simulation);
   }
   if (!req.dims.empty()) {
     std::string d;

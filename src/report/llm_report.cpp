@@ -2,14 +2,14 @@
 #include "report/llm_report.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "config/input_error.h"
+#include "config/output_file.h"
 #include "config/units.h"
 #include "report/collective_sweep.h"
+#include "config/csv.h"
 
 namespace acesim {
 namespace {
@@ -155,39 +155,32 @@ nlohmann::json llm_json(const LlmReport& r) {
 }
 
 void write_llm_csv(const LlmReport& r, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const auto open = [&](const std::string& name) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    std::ofstream f(path);
-    if (!f) throw InputError("--csv: cannot write " + path);
-    return f;
-  };
-  {
-    std::ofstream f = open("stages.csv");
-    f << "stage,rank,iteration_time_ns,compute_ns,pipeline_bubble_ns";
-    for (LlmComm k : kKinds) f << ",exposed_" << to_string(k) << "_ns";
-    f << ",other_idle_ns,memory_per_gpu_bytes,weights_bytes,gradients_bytes,optimizer_bytes,activations_bytes\n";
-    for (const LlmStageReport& s : r.stages) {
-      f << fmt::format("{},{},{},{},{}", s.stage, s.rank, ns(s.iteration_ps), ns(s.compute_ps), ns(s.bubble_ps));
-      for (LlmComm k : kKinds) f << fmt::format(",{}", ns(exposed(s.exposed_ps, k)));
-      f << fmt::format(",{}", ns(s.other_idle_ps));
-      if (const std::optional<MemoryBreakdown>& m = s.memory) {
-        f << fmt::format(",{},{},{},{},{}\n", m->total_bytes(), m->weights_bytes, m->gradients_bytes, m->optimizer_bytes,
-                         m->activations_bytes);
-      } else {
-        f << ",,,,,\n";  // not modelled
-      }
+  create_output_directory(dir, "--csv");
+  std::string stages = "stage,rank,iteration_time_ns,compute_ns,pipeline_bubble_ns";
+  for (LlmComm k : kKinds) stages += fmt::format(",exposed_{}_ns", to_string(k));
+  stages += ",other_idle_ns,memory_per_gpu_bytes,weights_bytes,gradients_bytes,optimizer_bytes,activations_bytes\n";
+  for (const LlmStageReport& s : r.stages) {
+    CsvLine row;
+    row << s.stage << s.rank << ns(s.iteration_ps) << ns(s.compute_ps) << ns(s.bubble_ps);
+    for (LlmComm k : kKinds) row << ns(exposed(s.exposed_ps, k));
+    row << ns(s.other_idle_ps);
+    if (const std::optional<MemoryBreakdown>& m = s.memory) {
+      row << m->total_bytes() << m->weights_bytes << m->gradients_bytes << m->optimizer_bytes << m->activations_bytes;
+    } else {
+      row << "" << "" << "" << "" << "";  // not modelled
     }
+    stages += row.text();
   }
+  write_output_file((std::filesystem::path(dir) / "stages.csv").string(), stages, "--csv");
   if (r.spans.empty()) return;
-  std::ofstream f = open("timeline.csv");
-  f << "stage,iteration,pass,chunk,micro_batch,layer,kind,what,begin_ns,end_ns\n";
+  std::string timeline = "stage,iteration,pass,chunk,micro_batch,layer,kind,what,begin_ns,end_ns\n";
   for (const LlmSpan& s : r.spans) {
-    f << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", s.stage, s.tag.iteration, to_string(s.tag.pass), s.tag.chunk,
-                     s.tag.micro_batch, s.tag.layer, s.compute ? "compute" : to_string(s.tag.comm), s.what, ns(s.begin),
-                     ns(s.end));
+    timeline += (CsvLine() << s.stage << s.tag.iteration << to_string(s.tag.pass) << s.tag.chunk << s.tag.micro_batch
+                          << s.tag.layer << (s.compute ? std::string_view("compute") : to_string(s.tag.comm)) << s.what
+                          << ns(s.begin) << ns(s.end))
+                    .text();
   }
+  write_output_file((std::filesystem::path(dir) / "timeline.csv").string(), timeline, "--csv");
 }
 
 nlohmann::json llm_trace(const LlmReport& r) {

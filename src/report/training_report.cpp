@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "config/input_error.h"
+#include "config/output_file.h"
+#include "config/csv.h"
 #include "report/collective_sweep.h"
 
 namespace acesim {
@@ -29,8 +29,8 @@ std::string dims_text(const std::vector<int>& dims) {
 
 std::string format_training(const TrainReport& r, const PlatformConfig& platform) {
   std::string out;
-  out += fmt::format("# acesim run: {} ({}), {} iteration(s), executor {}\n", r.workload, r.parallelism, r.iterations,
-                     r.executor);
+  out += fmt::format("# acesim run: {} ({}) on {} NPUs, {} iteration(s), executor {}\n", r.workload, r.parallelism, r.npus,
+                     r.iterations, r.executor);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
   const double it = static_cast<double>(r.iteration_ps);
@@ -77,7 +77,8 @@ std::string format_training(const TrainReport& r, const PlatformConfig& platform
 std::string format_comparison(const std::vector<TrainReport>& runs, const PlatformConfig& platform) {
   std::string out;
   if (runs.empty()) return out;
-  out += fmt::format("# acesim run: {} ({}), {} iteration(s)\n", runs[0].workload, runs[0].parallelism, runs[0].iterations);
+  out += fmt::format("# acesim run: {} ({}) on {} NPUs, {} iteration(s)\n", runs[0].workload, runs[0].parallelism, runs[0].npus,
+                     runs[0].iterations);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", runs[0].simulated_ranks, runs[0].npus, runs[0].simulation);
   out += fmt::format("# {:<28}", "");
@@ -181,44 +182,34 @@ std::vector<double> ps_to_ns_each(const std::vector<double>& ps) {
 
 void write_network_csv(const std::string& dir, const std::vector<double>& bytes, const std::vector<double>& utilization,
                        const std::vector<double>& in_flight_ps, const std::vector<double>& utilization_in_flight) {
-  const std::string path = (std::filesystem::path(dir) / "network.csv").string();
-  std::ofstream f(path);
-  if (!f) throw InputError("--csv: cannot write " + path);
-  f << "dim,bytes_sent_per_npu,utilization,comm_in_flight_ns,utilization_in_flight\n";
+  std::string out = "dim,bytes_sent_per_npu,utilization,comm_in_flight_ns,utilization_in_flight\n";
   for (std::size_t d = 0; d < bytes.size(); ++d) {
-    f << d << ',' << bytes[d] << ',' << utilization[d] << ',' << in_flight_ps[d] / 1e3 << ',' << utilization_in_flight[d] << '\n';
+    out += (CsvLine() << d << bytes[d] << utilization[d] << in_flight_ps[d] / 1e3 << utilization_in_flight[d]).text();
   }
+  write_output_file((std::filesystem::path(dir) / "network.csv").string(), out, "--csv");
 }
 
 void write_training_csv(const TrainReport& r, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("--csv: cannot create directory " + dir + ": " + ec.message());
-  auto open = [&](const std::string& name) {
-    std::ofstream f(std::filesystem::path(dir) / name);
-    if (!f) throw InputError("--csv: cannot write " + (std::filesystem::path(dir) / name).string());
-    return f;
-  };
-  {
-    std::ofstream f = open("layers.csv");
-    f << "layer,forward_compute_ns,input_grad_compute_ns,weight_grad_compute_ns,forward_comm_op,forward_comm_bytes,"
-         "forward_comm_ns,input_grad_comm_op,input_grad_comm_bytes,input_grad_comm_ns,weight_grad_comm_op,"
-         "weight_grad_comm_bytes,weight_grad_comm_ns,exposed_comm_ns\n";
-    for (const LayerReport& l : r.layers) {
-      f << l.name << ',' << ps_to_ns(l.compute_ps[0]) << ',' << ps_to_ns(l.compute_ps[1]) << ',' << ps_to_ns(l.compute_ps[2]);
-      for (int p = 0; p < 3; ++p) f << ',' << l.comm_op[p] << ',' << l.comm_bytes[p] << ',' << ps_to_ns(l.comm_ps[p]);
-      f << ',' << ps_to_ns(l.exposed_ps) << '\n';
-    }
+  create_output_directory(dir, "--csv");
+  std::string layers =
+      "layer,forward_compute_ns,input_grad_compute_ns,weight_grad_compute_ns,forward_comm_op,forward_comm_bytes,"
+      "forward_comm_ns,input_grad_comm_op,input_grad_comm_bytes,input_grad_comm_ns,weight_grad_comm_op,"
+      "weight_grad_comm_bytes,weight_grad_comm_ns,exposed_comm_ns\n";
+  for (const LayerReport& l : r.layers) {
+    CsvLine row;
+    row << l.name << ps_to_ns(l.compute_ps[0]) << ps_to_ns(l.compute_ps[1]) << ps_to_ns(l.compute_ps[2]);
+    for (int p = 0; p < 3; ++p) row << l.comm_op[p] << l.comm_bytes[p] << ps_to_ns(l.comm_ps[p]);
+    layers += (row << ps_to_ns(l.exposed_ps)).text();
   }
-  {
-    std::ofstream f = open("collectives.csv");
-    f << "iteration,layer,pass,op,bytes,dims,issue_ns,done_ns,duration_ns\n";
-    for (const CollectiveRecord& c : r.collectives) {
-      f << c.iteration << ',' << r.layers[static_cast<std::size_t>(c.layer)].name << ',' << to_string(c.pass) << ','
-        << to_string(c.op) << ',' << c.bytes << ",\"" << dims_text(c.dims) << "\"," << ps_to_ns(c.issue_ps) << ','
-        << ps_to_ns(c.done_ps) << ',' << ps_to_ns(c.done_ps - c.issue_ps) << '\n';
-    }
+  write_output_file((std::filesystem::path(dir) / "layers.csv").string(), layers, "--csv");
+  std::string collectives = "iteration,layer,pass,op,bytes,dims,issue_ns,done_ns,duration_ns\n";
+  for (const CollectiveRecord& c : r.collectives) {
+    collectives += (CsvLine() << c.iteration << r.layers[static_cast<std::size_t>(c.layer)].name << to_string(c.pass)
+                             << to_string(c.op) << c.bytes << dims_text(c.dims) << ps_to_ns(c.issue_ps) << ps_to_ns(c.done_ps)
+                             << ps_to_ns(c.done_ps - c.issue_ps))
+                       .text();
   }
+  write_output_file((std::filesystem::path(dir) / "collectives.csv").string(), collectives, "--csv");
   write_network_csv(dir, r.network_bytes_per_dim, r.network_utilization_per_dim, r.comm_in_flight_ps_per_dim,
                     r.network_utilization_in_flight_per_dim);
 }

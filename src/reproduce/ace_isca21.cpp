@@ -13,6 +13,7 @@
 
 #include "config/embedded.h"
 #include "config/input_error.h"
+#include "config/output_file.h"
 #include "reproduce/plot_script.h"
 #include "workload/formats/astra_workload.h"
 #include "workload/models/models.h"
@@ -210,8 +211,7 @@ const ReproResult* best_baseline(const std::vector<ReproResult>& rs, const std::
 double ratio(TimePs a, TimePs b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; }
 
 void write_csv(const std::vector<ReproResult>& rs, const std::string& path, bool sensitivity) {
-  std::ofstream f(path);
-  if (!f) throw InputError("--out: cannot write " + path);
+  OutputFile f(path, "--out");
   if (sensitivity) f << "study,value,";
   f << "workload,npus,config,iteration_time_ns,compute_time_ns,exposed_comm_ns,network_utilization,"
        "hbm_bytes_per_network_byte,executor,units,hbm_sharing,network_GBps_per_npu,hbm_comm_GBps_per_npu,"
@@ -232,6 +232,7 @@ void write_csv(const std::vector<ReproResult>& rs, const std::string& path, bool
       << fmt::format("{:.3f}", ps_to_ns(r.report.comm_ps)) << ',' << fmt::format("{:.3f}", ps_to_ns(r.report.overlap_ps)) << ','
       << fmt::format("{:.6f}", r.network_utilization_in_flight) << '\n';
   }
+  f.close();
 }
 
 struct Stat {
@@ -255,8 +256,7 @@ std::string names(const std::string& w) {
 
 void write_report(const ReproOptions& o, const std::vector<ReproResult>& grid, const std::vector<ReproResult>& sens,
                   bool plots_made, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw InputError("--out: cannot write " + path);
+  OutputFile f(path, "--out");
   Stat hbm, net, net_flight;
   std::map<std::string, Stat> speed;
   for (const std::string& w : o.workloads) {
@@ -333,6 +333,7 @@ void write_report(const ReproOptions& o, const std::vector<ReproResult>& grid, c
   } else {
     f << "\n(Plots were not made: python3 with matplotlib was not found; install Debian's python3-matplotlib.)\n";
   }
+  f.close();
 }
 
 bool make_plots(const std::string& dir, std::FILE* progress) {
@@ -366,9 +367,7 @@ std::vector<Job> sensitivity_jobs(const std::vector<ReproConfig>& configs) {
 }  // namespace
 
 void run_ace_isca21(const ReproOptions& o, std::FILE* progress) {
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) throw InputError("--out: cannot create " + o.out_dir + ": " + ec.message());
+  create_output_directory(o.out_dir, "--out");
   for (int n : o.sizes) (void)repro_platform(n);  // validates the sizes
   const std::vector<ReproConfig> configs = repro_configs(default_npu());
   std::vector<Job> grid;

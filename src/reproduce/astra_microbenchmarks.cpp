@@ -10,6 +10,7 @@
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "driver/chakra_run.h"
+#include "config/csv.h"
 #include "reproduce/data_table.h"
 
 namespace acesim {
@@ -181,23 +182,25 @@ std::string astra_microbenchmark_tables(const std::vector<AstraMicrobenchmark>& 
 
 void write_astra_microbenchmarks(const std::vector<AstraMicrobenchmark>& rows, const std::string& out_dir) {
   const auto open = [&](const std::string& name) { return open_study_file(out_dir, name); };
-  std::ofstream csv = open("results.csv");
+  OutputFile csv = open("results.csv");
   csv << "op,npus,network,system,astra_aware_ns,acesim_fluid_ns,fluid_error,fluid_differences,fluid_adjusted_ns,"
          "astra_unaware_ns,acesim_analytical_ns,analytical_error,analytical_differences,analytical_adjusted_ns\n";
   const auto adjusted = [](const AstraComparison& c) {
     return c.adjusted_ns ? fmt::format("{:.3f}", *c.adjusted_ns) : std::string();
   };
   for (const AstraMicrobenchmark& m : rows) {
-    csv << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.5f},{},{},{:.3f},{:.3f},{:.5f},{},{}\n", m.op, m.npus, m.network,
-                       m.system, m.aware.astra_ns, m.aware.acesim_ns, m.aware.error(), codes(m.aware.differences),
+    csv << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.5f},{},{},{:.3f},{:.3f},{:.5f},{},{}\n", m.op, m.npus, csv_field(m.network),
+                       csv_field(m.system), m.aware.astra_ns, m.aware.acesim_ns, m.aware.error(), codes(m.aware.differences),
                        adjusted(m.aware), m.unaware.astra_ns, m.unaware.acesim_ns, m.unaware.error(),
                        codes(m.unaware.differences), adjusted(m.unaware));
   }
-  std::ofstream md = open("report.md");
+  OutputFile md = open("report.md");
   md << "# acesim against ASTRA-sim 2.0 on its example microbenchmarks\n\n"
      << "Differences: M reduction memory, A all-to-all steps, S store-and-forward at the switch, "
         "F FIFO links with several chunks active (docs/validation.md explains each).\n\n"
      << astra_microbenchmark_tables(rows);
+  csv.close();
+  md.close();
 }
 
 }  // namespace acesim

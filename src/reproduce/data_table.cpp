@@ -1,7 +1,6 @@
 #include "reproduce/data_table.h"
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -59,13 +58,9 @@ double data_number(const std::string& text, const std::string& where) {
   throw InputError(where + ": '" + text + "' is not a number");
 }
 
-std::ofstream open_study_file(const std::string& out_dir, const std::string& name) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(out_dir + ": cannot create the directory: " + ec.message());
-  std::ofstream f(out_dir + "/" + name);
-  if (!f) throw InputError(out_dir + "/" + name + ": cannot write");
-  return f;
+OutputFile open_study_file(const std::string& out_dir, const std::string& name) {
+  create_output_directory(out_dir, "--out");
+  return OutputFile(out_dir + "/" + name, "--out");
 }
 
 }  // namespace acesim

@@ -4,9 +4,10 @@
 // carry a table's source), the first other line a header naming the columns.
 #pragma once
 
-#include <fstream>
 #include <string>
 #include <vector>
+
+#include "config/output_file.h"
 
 namespace acesim {
 
@@ -26,9 +27,8 @@ DataTable read_data_table(const std::string& path, const std::string& hint = "")
 // A field as a finite number; throws InputError naming `where` and the text.
 double data_number(const std::string& text, const std::string& where);
 
-// A study's output file out_dir/name, the directory created if needed.
-// Throws InputError "DIR: cannot create the directory: ..." or
-// "DIR/NAME: cannot write".
-std::ofstream open_study_file(const std::string& out_dir, const std::string& name);
+// A study's output file out_dir/name, the directory created if needed;
+// close() it when written. Throws OutputError (config/output_file.h).
+OutputFile open_study_file(const std::string& out_dir, const std::string& name);
 
 }  // namespace acesim

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "config/input_error.h"
+#include "config/output_file.h"
 #include "config/platform.h"
 #include "config/presets.h"
 #include "driver/llm_run.h"
@@ -149,8 +150,7 @@ std::string breakdown_table(const std::vector<OffloadPoint>& points) {
 }
 
 void write_csv(const std::vector<OffloadPoint>& points, const std::string& path) {
-  std::ofstream csv(path);
-  if (!csv) throw InputError(path + ": cannot write");
+  OutputFile csv(path, "--out");
   csv << "workload,gpus,tp,pp,dp,ep,zero,micro_batches,executor,iteration_time_ns,tflops_per_gpu,speedup_over_sm,"
          "compute_ns,pipeline_bubble_ns,exposed_tp_ns,exposed_cp_ns,exposed_ep_ns,exposed_pp_ns,exposed_dp_ns,"
          "other_idle_ns,memory_per_gpu_GB\n";
@@ -165,6 +165,7 @@ void write_csv(const std::vector<OffloadPoint>& points, const std::string& path)
                          ns(r.other_idle_ps), p.memory_per_gpu_GB);
     }
   }
+  csv.close();
 }
 
 }  // namespace
@@ -254,14 +255,11 @@ std::string llm_offload_tables(const std::vector<OffloadPoint>& points) {
 
 bool write_llm_offload(const std::vector<OffloadPoint>& points, const std::string& out_dir, bool plots,
                        std::FILE* progress) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError("--out: cannot create " + out_dir + ": " + ec.message());
+  create_output_directory(out_dir, "--out");
   const std::filesystem::path dir(out_dir);
   write_csv(points, (dir / "results.csv").string());
   const bool made = plots && run_plot_script(out_dir, "scripts/plot_llm_offload.py", progress);
-  std::ofstream md(dir / "report.md");
-  if (!md) throw InputError(out_dir + "/report.md: cannot write");
+  OutputFile md((dir / "report.md").string(), "--out");
   md << "# What an offload engine buys for LLM training (acesim reproduce llm-offload)\n\nSettings, every point: `"
      << llm_offload_settings() << "`\n\nWorkloads:\n\n";
   for (const OffloadWorkload& w : llm_offload_workloads()) md << "- `" << w.name << "`: " << w.what << "\n";
@@ -271,6 +269,7 @@ bool write_llm_offload(const std::vector<OffloadPoint>& points, const std::strin
   } else if (plots) {
     md << "\n(Plots were not made: python3 with matplotlib was not found; install Debian's python3-matplotlib.)\n";
   }
+  md.close();
   return made;
 }
 

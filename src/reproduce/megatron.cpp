@@ -9,6 +9,7 @@
 #include "config/platform.h"
 #include "config/presets.h"
 #include "driver/llm_run.h"
+#include "config/csv.h"
 #include "reproduce/data_table.h"
 #include "topology/topology.h"
 #include "workload/llm/llm_graph.h"
@@ -198,11 +199,11 @@ std::string megatron_tables(const MegatronStudy& study) {
 }
 
 void write_megatron(const MegatronStudy& study, const std::string& out_dir) {
-  std::ofstream csv = open_study_file(out_dir, "results.csv");
+  OutputFile csv = open_study_file(out_dir, "results.csv");
   csv << "model,gpus,tp,pp,dp,batch,schedule,virtual_stages,measured_tflops_per_gpu,simulated,acesim_tflops_per_gpu,"
          "error,iteration_time_ns,exposed_tp_ns,exposed_dp_ns,exposed_pp_ns,pipeline_bubble_ns,memory_per_gpu_bytes\n";
   for (const MegatronRow& r : study.rows) {
-    csv << fmt::format("{},{},{},{},{},{},{},{},{:g},{},", r.model, r.gpus, r.tp, r.pp, r.dp, r.batch, r.schedule,
+    csv << fmt::format("{},{},{},{},{},{},{},{},{:g},{},", csv_field(r.model), r.gpus, r.tp, r.pp, r.dp, r.batch, r.schedule,
                        r.virtual_stages, r.measured_tflops, r.simulated ? "yes" : "no");
     if (!r.simulated) {
       csv << ",,,,,,,\n";
@@ -212,10 +213,12 @@ void write_megatron(const MegatronStudy& study, const std::string& out_dir) {
     csv << fmt::format("{:.4f},{:.5f},{},{},{},{},{},{:.0f}\n", r.acesim_tflops, r.error(), ns(r.iteration_ps),
                        ns(r.exposed_tp_ps), ns(r.exposed_dp_ps), ns(r.exposed_pp_ps), ns(r.bubble_ps), r.memory_bytes);
   }
-  std::ofstream md = open_study_file(out_dir, "report.md");
+  OutputFile md = open_study_file(out_dir, "report.md");
   md << "# acesim against Megatron-LM on DGX A100 (arXiv 2104.04473, Table 1)\n\n"
      << "Source: " << study.source << "\n\nSettings, every row: `" << megatron_settings() << "`\n\n"
      << megatron_tables(study);
+  csv.close();
+  md.close();
 }
 
 }  // namespace acesim

@@ -9,6 +9,7 @@
 #include "config/platform.h"
 #include "config/presets.h"
 #include "driver/llm_run.h"
+#include "config/csv.h"
 #include "reproduce/data_table.h"
 #include "topology/topology.h"
 #include "workload/llm/llm_graph.h"
@@ -165,20 +166,22 @@ std::string megatron_h100_tables(const H100Study& study) {
 }
 
 void write_megatron_h100(const H100Study& study, const std::string& out_dir) {
-  std::ofstream csv = open_study_file(out_dir, "results.csv");
+  OutputFile csv = open_study_file(out_dir, "results.csv");
   csv << "model,gpus,tp,pp,cp,vp,dp,global_batch,sequence_parallel,measured_step_s,acesim_step_s,error,acesim_mfu,compute_ns,"
          "pipeline_bubble_ns,exposed_tp_ns,exposed_cp_ns,exposed_pp_ns,exposed_dp_ns,memory_per_gpu_GB\n";
   const auto ns = [](TimePs t) { return fmt::format("{:.3f}", static_cast<double>(t) / 1e3); };
   for (const H100Row& r : study.rows) {
-    csv << fmt::format("{},{},{},{},{},{},{},{},{},{:g},{},{:.5f},{:.5f},{},{},{},{},{},{},{:.2f}\n", r.model, r.gpus, r.tp, r.pp,
+    csv << fmt::format("{},{},{},{},{},{},{},{},{},{:g},{},{:.5f},{:.5f},{},{},{},{},{},{},{:.2f}\n", csv_field(r.model), r.gpus, r.tp, r.pp,
                        r.cp, r.vp, r.dp, r.global_batch, r.sequence_parallel ? "yes" : "no", r.step_s, s3(r.iteration_ps),
                        r.error(), r.mfu, ns(r.compute_ps), ns(r.bubble_ps), ns(r.exposed_tp_ps), ns(r.exposed_cp_ps),
                        ns(r.exposed_pp_ps), ns(r.exposed_dp_ps), r.memory_GB);
   }
-  std::ofstream md = open_study_file(out_dir, "report.md");
+  OutputFile md = open_study_file(out_dir, "report.md");
   md << "# acesim against NeMo / Megatron-Core on DGX H100 (BF16)\n\nSource: " << study.source << "\n\nSettings, every row: `"
      << megatron_h100_settings() << "`\n\n"
      << megatron_h100_tables(study);
+  csv.close();
+  md.close();
 }
 
 }  // namespace acesim

@@ -11,6 +11,7 @@
 #include "config/platform.h"
 #include "config/presets.h"
 #include "driver/collective_run.h"
+#include "config/csv.h"
 #include "reproduce/data_table.h"
 
 namespace acesim {
@@ -152,18 +153,20 @@ std::string nccl_tests_tables(const std::vector<NcclTestsTable>& tables) {
 }
 
 void write_nccl_tests(const std::vector<NcclTestsTable>& tables, const std::string& out_dir) {
-  std::ofstream csv = open_study_file(out_dir, "results.csv");
+  OutputFile csv = open_study_file(out_dir, "results.csv");
   csv << "table,platform,nodes,op,algo,size_bytes,measured_busbw_GBps,acesim_busbw_GBps,acesim_algorithm,"
          "acesim_protocol,error\n";
   for (const NcclTestsTable& t : tables) {
     for (const NcclTestsRow& r : t.rows) {
-      csv << fmt::format("\"{}\",{},{},{},{},{:.0f},{:.4f},{:.4f},{},{},{:.5f}\n", t.title, t.platform, t.nodes, t.op,
+      csv << fmt::format("{},{},{},{},{},{:.0f},{:.4f},{:.4f},{},{},{:.5f}\n", csv_field(t.title), t.platform, t.nodes, t.op,
                          t.algo, r.bytes, r.measured_busbw_GBps, r.acesim_busbw_GBps, r.algorithm, r.protocol,
                          r.error());
     }
   }
-  std::ofstream md = open_study_file(out_dir, "report.md");
+  OutputFile md = open_study_file(out_dir, "report.md");
   md << "# acesim against published nccl-tests measurements\n\n" << nccl_tests_tables(tables);
+  csv.close();
+  md.close();
 }
 
 }  // namespace acesim

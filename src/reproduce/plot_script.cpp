@@ -1,9 +1,9 @@
 #include "reproduce/plot_script.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "config/embedded.h"
+#include "config/output_file.h"
 
 namespace acesim {
 
@@ -23,14 +23,7 @@ std::string python() { return std::filesystem::exists("/usr/bin/python3") ? "/us
 int run_embedded_script(const std::string& dir, std::string_view script, const std::vector<std::string>& args,
                         std::string& output) {
   const std::string path = (std::filesystem::path(dir) / std::filesystem::path(script).filename()).string();
-  {
-    std::ofstream f(path);
-    if (!f) {
-      output = "cannot write " + path;
-      return 1;
-    }
-    f << embedded_file(script);
-  }
+  write_output_file(path, embedded_file(script));
   std::string cmd = python() + " " + quoted(path);
   for (const std::string& a : args) cmd += " " + quoted(a);
   cmd += " 2>&1";

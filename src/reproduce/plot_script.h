@@ -16,7 +16,7 @@ namespace acesim {
 bool run_plot_script(const std::string& dir, std::string_view script, std::FILE* progress);
 // Writes the embedded file `script` into dir and runs it with `args`; returns
 // its exit status (non-zero also when python3 cannot be started), with what
-// it printed in `output`.
+// it printed in `output`. Throws OutputError when the script cannot be written.
 int run_embedded_script(const std::string& dir, std::string_view script, const std::vector<std::string>& args,
                         std::string& output);
 

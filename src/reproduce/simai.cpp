@@ -11,6 +11,7 @@
 
 #include "config/input_error.h"
 #include "config/presets.h"
+#include "config/csv.h"
 #include "reproduce/data_table.h"
 #include "workload/llm/simai_job.h"
 
@@ -175,30 +176,33 @@ std::string simai_tables(const SimaiStudy& study) {
 
 void write_simai(const SimaiStudy& study, const std::string& out_dir) {
   const auto open = [&](const std::string& name) { return open_study_file(out_dir, name); };
-  std::ofstream csv = open("results.csv");
+  OutputFile csv = open("results.csv");
   csv << "file,gpus,simai_total_us,simai_compute_us,simai_exposed_us,ideal_iteration_ns,ideal_compute_ns,"
          "ideal_bubble_ns,ideal_exposed_ns,sm_iteration_ns,sm_compute_ns,sm_bubble_ns,sm_exposed_ns\n";
   const auto ns = [](TimePs t) { return fmt::format("{:.3f}", static_cast<double>(t) / 1e3); };
   for (const SimaiCase& c : study.cases) {
-    csv << fmt::format("{},{},{:g},{:g},{:g},{},{},{},{},{},{},{},{}\n", c.file, c.gpus, c.simai_total_us, c.simai_compute_us,
+    csv << fmt::format("{},{},{:g},{:g},{:g},{},{},{},{},{},{},{},{}\n", csv_field(c.file), c.gpus, c.simai_total_us, c.simai_compute_us,
                        c.simai_exposed_us, ns(c.ideal.iteration_ps), ns(c.ideal.compute_ps), ns(c.ideal.pipeline_bubble_ps),
                        ns(exposed(c.ideal)), ns(c.sm.iteration_ps), ns(c.sm.compute_ps), ns(c.sm.pipeline_bubble_ps),
                        ns(exposed(c.sm)));
   }
-  std::ofstream cen = open("census.csv");
+  OutputFile cen = open("census.csv");
   cen << "file,group,pass,operation,bytes,in_file,in_model\n";
   for (const SimaiCase& c : study.cases) {
     for (const SimaiCensusRow& r : c.census) {
-      cen << fmt::format("{},{},{},{},{:.0f},{},{}\n", c.file, r.group, r.pass, r.op, r.bytes, r.in_file,
+      cen << fmt::format("{},{},{},{},{:.0f},{},{}\n", csv_field(c.file), r.group, r.pass, r.op, r.bytes, r.in_file,
                          c.model.empty() ? std::string() : std::to_string(r.in_model));
     }
   }
-  std::ofstream md = open("report.md");
+  OutputFile md = open("report.md");
   md << "# SimAI / AICB workload files in acesim\n\nSimAI-Analytical's figures: " << study.source
      << fmt::format("\n\nacesim: hgx-h100 nodes with NVLink {:.1f} GB/s and NICs {:.2f} GB/s (SimAI's 360 and 48.5 GiB/s), "
                     "1F1B, 2 iterations.\n\n",
                     kNvlinkGBps, kNicGBps)
      << simai_tables(study);
+  csv.close();
+  cen.close();
+  md.close();
 }
 
 }  // namespace acesim

@@ -222,10 +222,11 @@ TEST_F(GpuCalibration, CalibratedPlatformReadsBack) {
 }
 
 TEST(GpuPresets, HgxH200IsTheCalibrationBase) {
-  // The datasheet preset the fit starts from: 4 nodes of 8 GPUs.
+  // The datasheet preset the fit starts from: one node of 8 GPUs (--nodes N for more).
   const PlatformConfig p = parse_platform_yaml(embedded_file("presets/hgx-h200.yaml"), "presets/hgx-h200.yaml");
   ASSERT_EQ(p.dims.size(), 2u);
-  EXPECT_EQ(p.dims[0].npus * p.dims[1].npus, 32);
+  EXPECT_EQ(p.dims[0].npus, 8);
+  EXPECT_EQ(p.dims[1].npus, 1);
   EXPECT_EQ(p.npu.compute_units, 132);
   EXPECT_NEAR(p.npu.peak_flops(), 990e12, 1e12);
   EXPECT_EQ(p.npu.executor, "sm");
@@ -303,6 +304,18 @@ TEST_F(CalibrateCli, FitsWritesAPlatformThatRuns) {
   const nlohmann::json j = nlohmann::json::parse(k.out);
   EXPECT_EQ(j["overlap"]["within_10pct"], 9);
   EXPECT_LT(j["overlap"]["max_error"].get<double>(), 1e-5);
+}
+
+TEST_F(CalibrateCli, FullDisk) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  std::filesystem::create_directories(dir_ / "m");
+  write("m/measurements.csv", synthetic_csv(truth_npu(), kGemm));
+  write("m/gpu.json", gpu_json(kGemm));
+  for (const std::string flag : {"--out", "--csv"}) {
+    const test::CliRun r = run({"calibrate", (dir_ / "m").string(), flag, "/dev/full"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "acesim: error: " + flag + ": /dev/full: cannot write: No space left on device\n");
+  }
 }
 
 TEST_F(CalibrateCli, BadUsage) {

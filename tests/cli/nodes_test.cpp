@@ -84,6 +84,34 @@ TEST_F(Nodes, SetsTheNodeCountOnEveryCommand) {
   expect_ok({"characterize", "traffic", "--platform", "hgx-b200", "--nodes", "3"});
 }
 
+// Naming a board means one of it, as nccl-tests on one box: one node (a
+// rack for gb200-nvl72) unless --nodes says more; the first line of every
+// command's table says how many NPUs.
+TEST_F(Nodes, ThePresetsAreOneNodeByDefault) {
+  for (const std::string& name : kNodePresets) {
+    const int per_node = name == "gb200-nvl72" ? 72 : 8;
+    const auto r = expect_ok({"collective", "--platform", name, "--bytes", "1MiB", "--json"});
+    EXPECT_EQ(parse_json(r.out)["results"][0]["ranks"], per_node) << name;
+    const auto t = expect_ok({"collective", "--platform", name, "--bytes", "1MiB"});
+    EXPECT_EQ(t.out.rfind("# acesim collective: all-reduce on " + std::to_string(per_node) + " NPUs (", 0), 0u) << t.out;
+  }
+  const auto four = expect_ok({"collective", "--platform", "hgx-h100", "--nodes", "4", "--bytes", "1MiB"});
+  EXPECT_EQ(four.out.rfind("# acesim collective: all-reduce on 32 NPUs (", 0), 0u) << four.out;
+  const auto run = expect_ok({"run", "--platform", "hgx-h100", "--iterations", "1", "--executor", "sm"});
+  EXPECT_EQ(run.out.rfind("# acesim run: ResNet-50 (DATA) on 8 NPUs, 1 iteration(s), executor sm\n", 0), 0u) << run.out;
+  const auto compare = expect_ok({"run", "--platform", "hgx-h100", "--iterations", "1", "--compare", "sm,ace"});
+  EXPECT_EQ(compare.out.rfind("# acesim run: ResNet-50 (DATA) on 8 NPUs, 1 iteration(s)\n", 0), 0u) << compare.out;
+  const auto llm = expect_ok({"run", "--platform", "hgx-h100", "--model", "llama3-8b", "--tp", "8", "--global-batch", "2"});
+  EXPECT_EQ(llm.out.rfind("# acesim run: llama3-8b on 8 GPUs: tp 8, pp 1, dp 1", 0), 0u) << llm.out;
+  const auto study = expect_ok({"characterize", "overlap", "--platform", "hgx-h100"});
+  EXPECT_EQ(study.out.rfind("# acesim characterize overlap: all-reduce of 64 MiB (67108864 bytes) on 8 NPUs\n", 0), 0u) << study.out;
+  // NCCL's model on one node: NVLS in the switch, 16 channels.
+  EXPECT_NE(study.out.find("sm channels=16*         138.827        157.976      13.8%"), std::string::npos) << study.out;
+  const std::string prefix = acesim::test::data_dir() + "/chakra-et/all_reduce_8npus_1MB/all_reduce";
+  const auto chakra = expect_ok({"run", "--platform", "hgx-h100", "--chakra", prefix});
+  EXPECT_EQ(chakra.out.rfind("# acesim run: Chakra traces " + prefix + ".<rank>.et on 8 NPUs; rank 0:", 0), 0u) << chakra.out;
+}
+
 TEST_F(Nodes, RefusesWhatCannotWork) {
   expect_bad_input({"collective", "--platform", "hgx-h100", "--nodes", "0"}, {"--nodes", "1..1048576", "got 0"});
   expect_bad_input({"collective", "--platform", "hgx-h100", "--nodes", "-3"}, {"--nodes"});

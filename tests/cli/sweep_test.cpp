@@ -26,47 +26,10 @@ namespace acesim::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using test::read_csv;
 using test::slurp;
 
 const std::string kRing8 = test::data_dir() + "/platforms/ring8.yaml";
-
-// results.csv as rows of named cells.
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
-  std::vector<std::map<std::string, std::string>> rows;
-  std::istringstream in(slurp(path));
-  std::string line;
-  std::vector<std::string> header;
-  auto split = [](const std::string& l) {
-    std::vector<std::string> cells(1);
-    bool quoted = false;
-    for (std::size_t i = 0; i < l.size(); ++i) {
-      const char c = l[i];
-      if (quoted && c == '"' && i + 1 < l.size() && l[i + 1] == '"') {
-        cells.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = !quoted;
-      } else if (c == ',' && !quoted) {
-        cells.emplace_back();
-      } else {
-        cells.back() += c;
-      }
-    }
-    return cells;
-  };
-  while (std::getline(in, line)) {
-    if (header.empty()) {
-      header = split(line);
-      continue;
-    }
-    const std::vector<std::string> cells = split(line);
-    EXPECT_EQ(cells.size(), header.size()) << line;
-    std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 class Sweep : public test::CliTest {
  protected:

@@ -54,7 +54,7 @@ TEST(NcclEndpoint, HbmBytesPerByteSentInClosedForm) {
 }
 
 TEST(NcclEndpoint, SmHoldsOneUnitPerChannelAndTheProtocolsHbmTraffic) {
-  PlatformConfig p = preset("hgx-h100");  // 4 nodes, ring forced: LL128, 24 channels at 64 MiB
+  PlatformConfig p = preset("hgx-h100", 4);  // 4 nodes, ring forced: LL128, 24 channels at 64 MiB
   p.collectives.nccl.algo = NcclAlgo::kRing;
   const CollectiveResult r = run_collective(p, all_reduce(), k64MiB);
   ASSERT_EQ(r.algorithm, "ring");
@@ -75,7 +75,7 @@ TEST(NcclEndpoint, SmHoldsOneUnitPerChannelAndTheProtocolsHbmTraffic) {
 }
 
 TEST(NcclEndpoint, AceAndIdealRunNcclShapesAtTheNetworksPace) {
-  PlatformConfig p = preset("hgx-h100");
+  PlatformConfig p = preset("hgx-h100", 4);
   p.collectives.nccl.algo = NcclAlgo::kRing;
   p.npu.executor = "ideal";
   const CollectiveResult ideal = run_collective(p, all_reduce(), k64MiB);
@@ -100,7 +100,7 @@ const StudyRow& nccl_row(const Study& s) {
 TEST(NcclEndpoint, OverlapSlowdownOfAGemmIsInThePublishedRange) {
   // The default run: a 4096^3 bf16 GEMM beside a 64 MiB all-reduce.
   const Kernel gemm = gemm_kernel(4096, 4096, 4096);
-  const Study s = run_study("overlap", preset("hgx-h100"), all_reduce(), k64MiB, gemm);
+  const Study s = run_study("overlap", preset("hgx-h100", 4), all_reduce(), k64MiB, gemm);
   EXPECT_EQ(s.x_label, "channels");
   const StudyRow& nccl = nccl_row(s);
   // Across nodes NCCL's cost model runs NVLS-tree on NVLS's 16 channels.

@@ -360,6 +360,20 @@ class SweepTest(WithTempDir):
         with self.assertRaises(ValueError):
             acesim.sweep(GRID, out="dir")
 
+    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
+    def test_a_file_that_cannot_be_written_raises_oserror(self):
+        os.makedirs("full")
+        os.symlink("/dev/full", os.path.join("full", "results.csv.tmp"))
+        with self.assertRaises(OSError) as caught:
+            acesim.sweep(GRID, out="full")
+        self.assertEqual(caught.exception.status, 1)
+        self.assertEqual(str(caught.exception), "--out: full/results.csv.tmp: cannot write: No space left on device")
+        self.write("file", "")
+        with self.assertRaises(OSError) as caught:
+            acesim.sweep(GRID, out="file")
+        self.assertEqual(caught.exception.status, 2)
+        self.assertIn("--out: file: cannot create the directory", str(caught.exception))
+
     def test_a_bad_grid_raises_before_any_point_runs(self):
         bad = self.write("bad.yaml", GRID_YAML.replace("bytes:", "byte:"))
         message, status = cli_error("sweep", bad, "--out", "cli")

@@ -376,7 +376,7 @@ TEST_F(ChakraRunCli, RunsTheSampleAndWritesItsOutputs) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("total time (us)                           43.700"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("simulated 1 of 8 ranks: symmetric"), std::string::npos);
-  EXPECT_NE(test::slurp(csv + "/nodes.csv").find("0,0,all_reduce_8npus_1MB,COMM_COLL_NODE,ALL_REDUCE 1048576 B dims 0,0,0,43700.2,43700.2"),
+  EXPECT_NE(test::slurp(csv + "/nodes.csv").find("0,0,all_reduce_8npus_1MB,COMM_COLL_NODE,ALL_REDUCE 1048576 B dims 0,0,0,43700.16,43700.16"),
             std::string::npos)
       << test::slurp(csv + "/nodes.csv");
   const nlohmann::json t = nlohmann::json::parse(test::slurp(trace));

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -14,6 +13,7 @@
 
 #include "chakra/trace_writer.h"
 #include "config/input_error.h"
+#include "config/output_file.h"
 
 namespace acesim {
 namespace {
@@ -223,9 +223,7 @@ ChakraExportSummary export_llm_chakra(const LlmJob& job, const Topology& topo, c
     chakra::write_trace_file(t, fmt::format("{}.{}.et", prefix, r));
   }
   const std::string path = prefix + ".groups.json";
-  std::ofstream f(path);
-  f << groups.json().dump() << '\n';
-  if (!f) throw InputError(path + ": cannot write");
+  write_output_file(path, groups.json().dump() + '\n', "--chakra-out");
   s.groups = groups.size();
   return s;
 }
