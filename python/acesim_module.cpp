@@ -1,17 +1,23 @@
 // The Python module's native half, `acesim._acesim` (docs/python.md). It is
 // a thin layer over cli/sweep.h: every value crosses as JSON text, which the
 // pure-Python package (python/acesim/__init__.py) encodes and decodes, so no
-// type is converted by hand. Simulations run with the GIL released.
+// type is converted by hand; the JSON coming in is read by
+// cli/json_input.h, which bounds its depth and its whole numbers whoever
+// calls. Simulations run with the GIL released.
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/invoke.h"
+#include "cli/json_input.h"
 #include "cli/sweep.h"
+#include "config/input_error.h"
 
 namespace py = pybind11;
 
@@ -40,7 +46,8 @@ std::string run_once(const std::string& command, const std::string& options_json
   {
     py::gil_scoped_release release;
     try {
-      report = acesim::cli::sweep::json_text(acesim::cli::sweep::run_once(command, nlohmann::json::parse(options_json), source));
+      const nlohmann::json options = acesim::cli::parse_json_input(options_json, source + ": options");
+      report = acesim::cli::sweep::json_text(acesim::cli::sweep::run_once(command, options, source));
     } catch (const acesim::cli::InvokeError& e) {
       error = e.error();
     } catch (...) {
@@ -82,8 +89,17 @@ std::string sweep(const std::string& grid_text, const std::string& grid_file, co
 // results.csv's metric columns of one report: a JSON list of [name, value].
 std::string flatten_metrics(const std::string& report_json, const std::string& axes_json) {
   try {
-    const nlohmann::json report = nlohmann::json::parse(report_json);
-    const std::vector<std::string> axes = nlohmann::json::parse(axes_json).get<std::vector<std::string>>();
+    const nlohmann::json report = acesim::cli::parse_json_input(report_json, "report");
+    if (!report.is_object()) {
+      throw acesim::InputError("report: a --json report (a map), not " + std::string(report.type_name()));
+    }
+    const nlohmann::json axes_list = acesim::cli::parse_json_input(axes_json, "axes");
+    const bool names =
+        axes_list.is_array() && std::all_of(axes_list.begin(), axes_list.end(), [](const auto& a) { return a.is_string(); });
+    if (!names) {
+      throw acesim::InputError("axes: a list of names (strings), not " + acesim::cli::sweep::json_text(axes_list));
+    }
+    const std::vector<std::string> axes = axes_list.get<std::vector<std::string>>();
     nlohmann::json pairs = nlohmann::json::array();
     for (auto& [name, value] : acesim::cli::sweep::flatten_metrics(report, axes)) pairs.push_back({name, std::move(value)});
     return acesim::cli::sweep::json_text(pairs);
@@ -99,6 +115,7 @@ PYBIND11_MODULE(_acesim, m) {
       "acesim's native half: runs commands and sweeps in-process, exactly as the command line does. Values cross as JSON "
       "text; use the `acesim` package, not this module.";
   m.attr("__version__") = ACESIM_VERSION;
+  m.attr("MAX_DEPTH") = acesim::cli::kMaxJsonDepth;
   m.def("run_once", &run_once, py::arg("command"), py::arg("options_json"), py::arg("source"),
         "Runs `command` (collective, run or characterize) with options given as a JSON map of names to values; returns "
         "its --json report as JSON text. Raises ValueError (bad input, a stuck simulation) or RuntimeError (internal "

@@ -27,8 +27,10 @@ with the GIL released, so threads calling acesim run in parallel.
 """
 
 import json
+import math
 import os
 import re
+import reprlib
 
 from . import _acesim
 
@@ -37,23 +39,81 @@ __version__ = _acesim.__version__
 __all__ = ["collective", "run", "characterize", "sweep", "rows", "flatten_metrics", "__version__"]
 
 
-def _jsonable(value):
-    """What json.dumps cannot write by itself: paths, numpy scalars and arrays, sets."""
+_SCALARS = (type(None), bool, int, float, str)
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 100
+
+
+def _a(value):
+    """``value`` and its type for messages, shortened: "an int (5)", "None"."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name} ({_REPR.repr(value)})"
+
+
+def _plain(value, path, parents=()):
+    """``value`` as JSON writes it -- a path as its text, numpy values as
+    numbers and lists, a tuple as a list, a set as a sorted list -- checked
+    on the way: keys are strings, numbers finite, text valid Unicode, no list
+    or dict holds itself and none nests deeper than ``_acesim.MAX_DEPTH``
+    levels. ``path`` names the value in messages (``acesim.run: options``);
+    a wrong type raises TypeError, a bad value ValueError, naming the key
+    path down to the culprit. Never recurses more than MAX_DEPTH deep."""
     if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return value.tolist()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"acesim: cannot pass a {type(value).__name__} ({value!r}); give a number, string, bool, list or dict")
+        value = os.fspath(value)
+    elif hasattr(value, "tolist") and not isinstance(value, (dict, list, tuple)):  # numpy arrays and scalars
+        value = value.tolist()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{path}: {value} is not a finite number")
+    if isinstance(value, str):
+        if "\0" in value:
+            raise ValueError(f"{path}: text holding a NUL character, which no command line can carry")
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise ValueError(f"{path}: not valid Unicode text ({e.reason} at index {e.start})") from None
+    if isinstance(value, _SCALARS):
+        return value
+    if not isinstance(value, (dict, list, tuple, set, frozenset)):
+        raise TypeError(f"{path}: cannot pass {_a(value)}; give a number, string, bool, list or dict")
+    if any(value is p for p in parents):
+        raise ValueError(f"{path}: holds itself (a list or dict inside itself)")
+    if len(parents) >= _acesim.MAX_DEPTH:
+        raise ValueError(f"{path}: nested more than {_acesim.MAX_DEPTH} levels of lists and maps deep")
+    parents += (value,)
+    if isinstance(value, dict):
+        plain = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{path}: a key must be a string, not {_a(key)}")
+            plain[key] = _plain(item, f"{path}.{key}", parents)
+        return plain
+    items = [_plain(item, f"{path}.{i}", parents) for i, item in enumerate(value)]
+    return sorted(items) if isinstance(value, (set, frozenset)) else items
 
 
-def _dumps(value):
-    return json.dumps(value, default=_jsonable, allow_nan=False)
+def _dumps(value, path):
+    return json.dumps(_plain(value, path), allow_nan=False)
 
 
 def _run(command, options):
-    return json.loads(_acesim.run_once(command, _dumps(options), "acesim." + command))
+    where = f"acesim.{command}: options"
+    options = _plain(options, where)
+    # What no option takes: a platform other than a path, preset or dict;
+    # a dict or a list inside a list for any other option (a dotted
+    # platform key takes any value).
+    for name, value in options.items():
+        if name == "platform":
+            if not isinstance(value, (type(None), str, dict)):
+                raise TypeError(f"{where}.platform: a platform file, a preset's name or a dict (the platform YAML), "
+                                f"not {_a(value)}")
+        elif "." not in name:
+            if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value)):
+                raise TypeError(f"{where}.{name}: a number, string or bool, or a list of them, not "
+                                f"{'a dict' if isinstance(value, dict) else 'a list holding a list or dict'}")
+    return json.loads(_acesim.run_once(command, json.dumps(options, allow_nan=False), "acesim." + command))
 
 
 def collective(**options):
@@ -98,6 +158,8 @@ def characterize(study, **options):
 
         acesim.characterize("overlap", bytes="64MiB")["rows"]
     """
+    if not isinstance(study, str):
+        raise TypeError(f"acesim.characterize: study: a study's name (a string), not {_a(study)}")
     options = dict(options)
     options["study"] = study
     return _run("characterize", options)
@@ -130,17 +192,19 @@ def sweep(grid, out=None, jobs=None, shard=None):
     """
     if jobs is None:
         jobs = 0
-    elif isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 1024:
-        raise ValueError(f"jobs: must be an integer in 1..1024, got {jobs!r}")
+    elif isinstance(jobs, bool) or not isinstance(jobs, int):
+        raise TypeError(f"acesim.sweep: jobs: an integer in 1..1024, not {_a(jobs)}")
+    elif not 1 <= jobs <= 1024:
+        raise ValueError(f"acesim.sweep: jobs: must be an integer in 1..1024, got {jobs!r}")
     if shard is not None and not isinstance(shard, str):
-        raise ValueError(f"shard: must be a string I/N (e.g. '0/4'), got {shard!r}")
-    out = "" if out is None else os.fspath(out)
+        raise TypeError(f"acesim.sweep: shard: a string I/N (e.g. '0/4'), not {_a(shard)}")
+    out = "" if out is None else _path(out, "out")
     if isinstance(grid, dict):
-        text, name = _dumps(grid), "grid"
+        text, name = _dumps(grid, "acesim.sweep: grid"), "grid"
     elif isinstance(grid, (str, os.PathLike)):
-        text, name = "", os.fspath(grid)
+        text, name = "", _path(grid, "grid")
     else:
-        raise ValueError(f"grid: a grid file's path or a dict, got a {type(grid).__name__}")
+        raise TypeError(f"acesim.sweep: grid: a grid file's path or a dict, not {_a(grid)}")
     done = json.loads(_acesim.sweep(text, name, out, jobs, shard or ""))
     axes = done["axes"]
     records = []
@@ -153,13 +217,37 @@ def sweep(grid, out=None, jobs=None, shard=None):
     return records
 
 
+def _path(value, what):
+    """A path argument as text (a str or os.PathLike naming text)."""
+    text = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(text, str):
+        raise TypeError(f"acesim.sweep: {what}: a path (str or os.PathLike), not {_a(value)}")
+    return text
+
+
 def flatten_metrics(report, axes=()):
     """A ``--json`` report's metrics as ``results.csv`` names them: a dict of
     dotted names (``busbw_GBps``, ``link_bytes_per_dim.0``, ``results.1.time_ns``
     when a report holds several rows) to numbers or strings, in the report's
     order. A metric named like one of ``axes`` is ``result.NAME``.
     """
-    return dict(json.loads(_acesim.flatten_metrics(_dumps(report), _dumps(list(axes)))))
+    if not isinstance(report, dict):
+        raise TypeError(f"acesim.flatten_metrics: report: a --json report (a dict), not {_a(report)}")
+    names = _iterable(axes, "acesim.flatten_metrics: axes")
+    if not all(isinstance(a, str) for a in names):
+        raise TypeError(f"acesim.flatten_metrics: axes: a list of names (strings), not {_REPR.repr(axes)}")
+    report_json = _dumps(report, "acesim.flatten_metrics: report")
+    return dict(json.loads(_acesim.flatten_metrics(report_json, json.dumps(names))))
+
+
+def _iterable(value, what):
+    """A list argument's items (any iterable but text and dicts)."""
+    if not isinstance(value, (str, bytes, dict)):
+        try:
+            return list(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{what}: a list, not {_a(value)}")
 
 
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -185,7 +273,11 @@ def rows(records):
     ``pandas.read_csv`` would read the column. Ready for
     ``pandas.DataFrame(acesim.rows(records))``.
     """
-    records = list(records)
+    records = _iterable(records, "acesim.rows: records")
+    for i, record in enumerate(records):
+        if not isinstance(record, dict) or not isinstance(record.get("params", {}), dict):
+            raise TypeError(f"acesim.rows: records.{i}: a record of acesim.sweep (a dict, its params a dict), not "
+                            f"{_a(record)}")
     axes = []
     for record in records:
         for name in record.get("params", {}):

@@ -292,6 +292,155 @@ class ErrorTest(WithTempDir):
             acesim.collective(**{"npu.hbm_GBps": float("nan")})
 
 
+def nested(levels, leaf=1):
+    """`levels` dicts, each the only value of the one above: nested(2) is {"a": {"a": 1}}."""
+    value = leaf
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+class HostileInputTest(unittest.TestCase):
+    """Whatever a caller passes, the interpreter survives: a wrong Python
+    type raises TypeError, a bad value ValueError, naming the key path."""
+
+    def assertRaisesWith(self, exception, fragment, call, *args, **kwargs):
+        with self.assertRaises(exception) as caught:
+            call(*args, **kwargs)
+        self.assertIn(fragment, str(caught.exception))
+        return caught.exception
+
+    def test_nesting_60000_deep_is_refused_not_a_crash(self):
+        # Each of these ended Python with SIGSEGV (the JSON text) or raised
+        # RecursionError (the dict).
+        deep = nested(60000)
+        deep_json = '{"a":' * 60000 + "1" + "}" * 60000
+        where = "acesim.collective: options.platform" + ".a" * 63 + ": nested more than 64 levels of lists and maps deep"
+        self.assertRaisesWith(ValueError, where, acesim.collective, platform=deep)
+        self.assertRaisesWith(ValueError, "acesim.flatten_metrics: report.a.a.a", acesim.flatten_metrics, deep)
+        self.assertRaisesWith(ValueError, "acesim.sweep: grid.options.platform.a.a", acesim.sweep,
+                              {"command": "collective", "options": {"platform": deep}})
+        deep_list = []
+        for _ in range(60000):
+            deep_list = [deep_list]
+        self.assertRaisesWith(ValueError, "acesim.run: options.dims.0.0.0", acesim.run, dims=deep_list)
+        # The native half checks the JSON it reads, whoever calls it.
+        e = self.assertRaisesWith(ValueError, "s: options.platform" + ".a" * 63 + ": nested more than 64 levels",
+                                  acesim._acesim.run_once, "collective", '{"platform":' + deep_json + "}", "s")
+        self.assertEqual(e.status, 2)
+        self.assertRaisesWith(ValueError, "s: options" + ".a" * 64 + ": nested more than 64", acesim._acesim.run_once,
+                              "collective", deep_json, "s")
+        self.assertRaisesWith(ValueError, "report" + ".a" * 64 + ": nested", acesim._acesim.flatten_metrics, deep_json, "[]")
+        self.assertRaisesWith(ValueError, "axes.0.0.0", acesim._acesim.flatten_metrics, "{}", "[" * 60000 + "]" * 60000)
+
+    def test_the_depth_limit_is_64_levels(self):
+        self.assertEqual(acesim._acesim.MAX_DEPTH, 64)
+        self.assertEqual(acesim.flatten_metrics(nested(64)), {"a" + ".a" * 63: 1})
+        self.assertRaisesWith(ValueError, "acesim.flatten_metrics: report" + ".a" * 64 + ": nested more than 64 levels",
+                              acesim.flatten_metrics, nested(65))
+        self.assertEqual(json.loads(acesim._acesim.flatten_metrics(json.dumps(nested(64)), "[]")), [["a" + ".a" * 63, 1]])
+        self.assertRaisesWith(ValueError, "report" + ".a" * 64 + ": nested more than 64 levels",
+                              acesim._acesim.flatten_metrics, json.dumps(nested(65)), "[]")
+
+    def test_a_list_or_dict_inside_itself_is_refused(self):
+        loop = {"topology": []}
+        loop["topology"].append(loop)
+        self.assertRaisesWith(ValueError, "acesim.collective: options.platform.topology.0: holds itself",
+                              acesim.collective, platform=loop)
+        ring = []
+        ring.append(ring)
+        self.assertRaisesWith(ValueError, "acesim.flatten_metrics: report.a.0: holds itself", acesim.flatten_metrics,
+                              {"a": ring})
+
+    def test_whole_numbers_beyond_int64_are_refused_as_such(self):
+        # bytes=2**70 said "unknown unit 'e+21'": it reached the command line
+        # as 1.1805916207174113e+21.
+        e = self.assertRaisesWith(ValueError, "", acesim.collective, bytes=2**70)
+        self.assertEqual(str(e), "acesim.collective: options.bytes: 1180591620717411303424 is too large: "
+                                 "at most 9223372036854775807")
+        self.assertEqual(e.status, 2)
+        self.assertRaisesWith(ValueError, "options.bytes: 9223372036854775808 is too large: at most 9223372036854775807",
+                              acesim.collective, bytes=2**63)
+        self.assertRaisesWith(ValueError, "options.npu.hbm_GBps: -1180591620717411303424 is too small: "
+                              "at least -9223372036854775808", acesim.collective, **{"npu.hbm_GBps": -2**70})
+        self.assertRaisesWith(ValueError, "options.platform.npu.hbm_GBps: 1180591620717411303424 is too large",
+                              acesim.collective, platform={"npu": {"hbm_GBps": 2**70}})
+        self.assertRaisesWith(ValueError, "s: options.bytes: 1180591620717411303424 is too large", acesim._acesim.run_once,
+                              "collective", '{"bytes": 1180591620717411303424}', "s")
+        # The largest int64 is a number like any other.
+        self.assertRaisesWith(ValueError, "--bytes: '9223372036854775807'", acesim.collective, bytes=2**63 - 1)
+
+    def test_wrong_types_raise_type_error(self):
+        # platform=5 said "... or a map (the platform YAML itself), not a list".
+        self.assertRaisesWith(TypeError, "acesim.collective: options.platform: a platform file, a preset's name or a dict "
+                              "(the platform YAML), not an int (5)", acesim.collective, platform=5)
+        self.assertRaisesWith(TypeError, "options.platform: a platform file", acesim.run, platform=["hgx-h100"])
+        self.assertRaisesWith(TypeError, "acesim.collective: options.bytes: a number, string or bool, or a list of them, "
+                              "not a dict", acesim.collective, bytes={"size": 1})
+        self.assertRaisesWith(TypeError, "options.dims: a number, string or bool, or a list of them, not a list holding",
+                              acesim.collective, dims=[0, [1]])
+        # A dict key JSON would have turned into text.
+        self.assertRaisesWith(TypeError, "acesim.collective: options.platform.topology.0: a key must be a string, not an "
+                              "int (1)", acesim.collective, platform={"topology": [{1: "ring"}]})
+        self.assertRaisesWith(TypeError, "options.bytes: cannot pass a bytes (b'64MiB')", acesim.collective, bytes=b"64MiB")
+        self.assertRaisesWith(TypeError, "acesim.characterize: study: a study's name (a string), not an int (5)",
+                              acesim.characterize, 5)
+        self.assertRaisesWith(TypeError, "acesim.sweep: grid: a grid file's path or a dict, not an int (5)", acesim.sweep, 5)
+        self.assertRaisesWith(TypeError, "acesim.sweep: jobs: an integer in 1..1024, not a str ('2')", acesim.sweep,
+                              "grid.yaml", jobs="2")
+        self.assertRaisesWith(TypeError, "acesim.sweep: shard: a string I/N (e.g. '0/4'), not an int (1)", acesim.sweep,
+                              "grid.yaml", shard=1)
+        self.assertRaisesWith(TypeError, "acesim.sweep: out: a path (str or os.PathLike), not an int (3)", acesim.sweep,
+                              "grid.yaml", out=3)
+        self.assertRaisesWith(TypeError, "acesim.sweep: grid.grid: a key must be a string", acesim.sweep,
+                              {"command": "collective", "grid": {1: [1]}})
+        # flatten_metrics(None) returned {'': None}.
+        self.assertRaisesWith(TypeError, "acesim.flatten_metrics: report: a --json report (a dict), not None",
+                              acesim.flatten_metrics, None)
+        self.assertRaisesWith(TypeError, "acesim.flatten_metrics: axes: a list, not a str ('bytes')",
+                              acesim.flatten_metrics, {"bytes": 1}, axes="bytes")
+        self.assertRaisesWith(TypeError, "acesim.flatten_metrics: axes: a list of names (strings), not [1]",
+                              acesim.flatten_metrics, {"bytes": 1}, axes=[1])
+        # rows([None]) raised AttributeError.
+        self.assertRaisesWith(TypeError, "acesim.rows: records.1: a record of acesim.sweep", acesim.rows,
+                              [{"point": 0, "params": {}}, None])
+        self.assertRaisesWith(TypeError, "acesim.rows: records: a list, not None", acesim.rows, None)
+
+    def test_bad_values_raise_value_error(self):
+        self.assertRaisesWith(ValueError, "acesim.collective: options.npu.hbm_GBps: nan is not a finite number",
+                              acesim.collective, **{"npu.hbm_GBps": float("nan")})
+        self.assertRaisesWith(ValueError, "acesim.sweep: grid.grid.bytes.1: inf is not a finite number", acesim.sweep,
+                              {"command": "collective", "grid": {"bytes": ["1MiB", float("inf")]}})
+        # A lone surrogate reached the native half as JSON it could not read
+        # (RuntimeError).
+        self.assertRaisesWith(ValueError, "acesim.collective: options.platform.topology: not valid Unicode text",
+                              acesim.collective, platform={"topology": "\ud800"})
+        self.assertRaisesWith(ValueError, "acesim.collective: options.platform: text holding a NUL character",
+                              acesim.collective, platform="hgx-h100\0")
+        self.assertRaisesWith(ValueError, "acesim.sweep: jobs: must be an integer in 1..1024, got 2000", acesim.sweep,
+                              "grid.yaml", jobs=2000)
+
+    def test_the_native_half_refuses_bad_json_with_value_error(self):
+        # Each raised RuntimeError (an internal error) or returned nonsense.
+        e = self.assertRaisesWith(ValueError, "s: options: not JSON (", acesim._acesim.run_once, "collective", "{", "s")
+        self.assertEqual(e.status, 2)
+        self.assertRaisesWith(ValueError, "report: not JSON (", acesim._acesim.flatten_metrics, "nan", "[]")
+        self.assertRaisesWith(ValueError, "report: a --json report (a map), not number", acesim._acesim.flatten_metrics,
+                              "5", "[]")
+        self.assertRaisesWith(ValueError, 'axes: a list of names (strings), not ["a",1]', acesim._acesim.flatten_metrics,
+                              "{}", '["a", 1]')
+        self.assertRaisesWith(ValueError, "axes: a list of names (strings), not {}", acesim._acesim.flatten_metrics,
+                              "{}", "{}")
+        self.assertRaisesWith(ValueError, "s: options: not JSON ([json.exception.out_of_range.406] number overflow parsing "
+                              "'1e999')", acesim._acesim.run_once, "collective", '{"bytes": 1e999}', "s")
+
+    def test_valid_values_of_every_kind_still_pass(self):
+        expected = acesim.collective(dims="0,2", bytes="1MiB")
+        self.assertEqual(acesim.collective(dims=(0, 2), bytes="1MiB"), expected)
+        self.assertEqual(acesim.collective(dims={2, 0}, bytes="1MiB"), expected)
+        self.assertEqual(acesim.collective(dims=[0, 2], bytes=1 << 20, chunks=None, full=False), expected)
+
+
 GRID = {
     "command": "collective",
     "options": {"platform": "ring.yaml"},
