@@ -378,7 +378,7 @@ nlohmann::json Plan::resolved(const std::string& name, const nlohmann::json& val
   if (grid_.folder.empty() || v.empty() || fs::path(v).is_absolute()) return value;
   const fs::path in_folder = fs::path(grid_.folder) / v;
   std::error_code ec;
-  if (name == "platform" && !fs::exists(in_folder, ec) && preset_registry().find(v) != nullptr) return value;
+  if (name == "platform" && !fs::is_regular_file(in_folder, ec) && preset_registry().find(v) != nullptr) return value;
   return in_folder.string();
 }
 

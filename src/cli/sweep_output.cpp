@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <ctime>
 #include <cstring>
@@ -140,25 +141,29 @@ DirLock::~DirLock() {
 }
 
 void write_dir_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw InputError("cannot write " + path + ": " + std::strerror(errno));
+  // A name of this process's own (pid and a count), made with O_EXCL: never
+  // another writer's file, nor a link planted at the name.
+  static std::atomic<unsigned long> count{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = fmt::format("{}.{}.{}.tmp", path, ::getpid(), count.fetch_add(1));
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) throw InputError("cannot write " + tmp + ": " + std::strerror(errno));
   std::size_t at = 0;
   while (at < text.size()) {
     const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const int err = errno;
+      const int err = n < 0 ? errno : EIO;
       ::close(fd);
       ::unlink(tmp.c_str());
       throw InputError("cannot write " + tmp + ": " + std::strerror(err));
     }
     at += static_cast<std::size_t>(n);
   }
-  // mkstemp's 0600, as a file written without it would be.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
   if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
