@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,6 +54,9 @@ inline constexpr std::size_t kMaxPoints = 100'000'000;
 
 struct Grid {
   std::string source;   // the grid file, for messages
+  // Where relative file names in it (platform, model, workload...) are
+  // found: the grid file's folder ("" for the working directory).
+  std::string folder;
   std::string command;  // collective | run | characterize
   std::vector<Setting> options;  // the base options, in file order
   std::vector<Axis> grid;        // cartesian product, in file order (the last varies fastest)
@@ -68,7 +72,8 @@ struct Grid {
 
 // Reads a grid; throws InputError naming the file, line and key for
 // anything malformed (an unknown top-level key, an empty axis, zip lists of
-// different lengths, a name in two places).
+// different lengths, a name in two places). Relative file names in it are
+// the folder of `source`'s (the working directory's when it has none).
 Grid parse_grid(std::string_view yaml_text, const std::string& source);
 Grid load_grid(const std::string& path);
 
@@ -86,6 +91,13 @@ class Plan {
   nlohmann::json params(std::size_t index) const;
   // How to run point `index` (safe to call from several threads).
   Invocation invocation(std::size_t index) const;
+  // The files the points read, each named as the grid names it
+  // ("platform: p.yaml", "p.yaml: workload.file"), with a fingerprint of
+  // its content ("missing" when there is none): what a resumed sweep must
+  // still find. Files of the base platforms' own (presets) are not files.
+  std::map<std::string, std::string> inputs() const;
+  // Whether point `index` reads one of the files named in `names`.
+  bool reads_any(std::size_t index, const std::set<std::string>& names) const;
 
  private:
   // The settings of point `index`: base options, then its axis values.
@@ -94,6 +106,15 @@ class Plan {
   // is the platform option's value: null (the default platform), a file or
   // preset name, or a platform written inline (a map).
   PlatformText platform_text(const nlohmann::json& base, const std::vector<Setting>& keys) const;
+  // Calls f(section, name, value) for every value of the grid's options and axes.
+  void for_each_value(const std::function<void(const std::string&, const std::string&, const nlohmann::json&)>& f) const;
+  // Refuses `nodes` beside topology.K.npus of a base platform's nodes dimension.
+  void refuse_nodes_with_npus(const std::vector<nlohmann::json>& bases) const;
+  // A setting's value with a relative file name found in the grid's folder.
+  nlohmann::json resolved(const std::string& name, const nlohmann::json& value) const;
+  // The files a point with these settings reads: their names in inputs(),
+  // each with its path.
+  std::vector<std::pair<std::string, std::string>> files(const std::vector<Setting>& settings) const;
 
   Grid grid_;
   RegisteredCommand command_;  // its options, looked up (read only) from every thread
@@ -117,24 +138,58 @@ struct Shard {
 };
 Shard parse_shard(const std::string& text);  // throws InputError
 
-// The output directory: DIR/sweep.json (the grid's identity, the shard),
-// DIR/results.jsonl (one record per point, appended as points finish) and
-// DIR/results.csv (one row per point, sorted by point, rewritten at the end).
+// Holds DIR/sweep.lock while a sweep writes DIR: an advisory lock
+// (flock(2)) that a second sweep into DIR, from another process or another
+// thread of this one, is refused (InputError naming the holder: its pid,
+// host and start). The kernel releases it when its process dies, so a lock
+// file left by a killed sweep is taken over.
+class DirLock {
+ public:
+  explicit DirLock(const std::string& dir);
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+  ~DirLock();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Writes DIR/NAME whole: through a temporary file of a name no other
+// writer uses, renamed over it (a symbolic link planted at the name is
+// replaced, not followed). Throws InputError.
+void write_dir_file(const std::string& path, const std::string& text);
+
+// What a sweep started again on its DIR does with the records there.
+struct Resume {
+  bool keep_records = false;   // keep every record for sorted_records()
+  bool retry_errors = false;   // drop error records: their points run again
+  bool rerun_changed = false;  // drop the records of points that read an input file that changed
+  // Whether point P reads one of the inputs named (for rerun_changed).
+  std::function<bool(std::size_t, const std::set<std::string>&)> reads;
+};
+
+// The output directory: DIR/sweep.json (the grid's identity, the shard,
+// the inputs' fingerprints), DIR/results.jsonl (one record per point,
+// appended as points finish) and DIR/results.csv (one row per point,
+// sorted by point, rewritten at the end).
 class Output {
  public:
-  // Opens DIR, creating it (an empty DIR: records kept in memory only).
-  // When DIR already holds a sweep with the same description
-  // (sweep_meta()), its records are kept (resume); another sweep's DIR, or
-  // records of points that are not the sweep's, are refused (InputError).
-  // With keep_records, every record is kept for sorted_records().
-  Output(const std::string& dir, nlohmann::json meta, bool keep_records = false);
+  // Opens DIR, creating it, and locks it (an empty DIR: records kept in
+  // memory only). When DIR already holds a sweep of the same grid and
+  // shard, its records are kept (resume); another sweep's DIR, records of
+  // points that are not the sweep's, or inputs that changed (unless
+  // resume.rerun_changed) are refused (InputError).
+  Output(const std::string& dir, nlohmann::json meta, Resume resume = {});
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
   ~Output();
   // The points already done.
   bool done(std::size_t point) const { return points_.count(point) > 0; }
   std::size_t errors() const;  // error records among them
-  std::string first_error() const;  // "point N: message" of the lowest, or ""
+  // "point N: message" of the lowest error record, or ""; and its status.
+  std::string first_error() const;
+  int first_error_status() const;
   // Every record, sorted by point (with keep_records, or an empty DIR).
   std::vector<nlohmann::json> sorted_records() const;
   // Appends one record to results.jsonl (thread-safe).
@@ -151,11 +206,13 @@ class Output {
     std::vector<std::string> params;  // by axis
     std::vector<std::pair<std::size_t, std::string>> metrics;
     std::string error;
+    int status = 0;
     bool failed = false;
     nlohmann::json record;  // with keep_records
   };
   void keep(nlohmann::json record, std::string line);  // under mu_
   void finish_jsonl();  // results.jsonl from points_, sorted
+  const Point* first_failed() const;  // under mu_
 
   std::string dir_;
   nlohmann::json meta_;
@@ -163,6 +220,7 @@ class Output {
   std::vector<std::string> axes_;
   std::size_t grid_points_ = 0;
   std::optional<Shard> shard_;
+  std::unique_ptr<DirLock> lock_;
   mutable std::mutex mu_;
   std::map<std::size_t, Point> points_;
   std::vector<std::string> columns_;  // metric names, numbered as met
@@ -170,8 +228,14 @@ class Output {
   std::FILE* jsonl_ = nullptr;
 };
 // What DIR/sweep.json says of a sweep: the grid's identity, its axes (the
-// parameter columns), its points and the shard ("I/N", or null for all).
-nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard);
+// parameter columns), its points, the shard ("I/N", or null for all) and
+// the files its points read (Plan::inputs()).
+nlohmann::json sweep_meta(const Plan& plan, std::optional<Shard> shard);
+
+// What differs between the inputs of two sweep.json (`was`, `now`): "NAME
+// changed" for each, joined with "; " (at most a few named), or "" when
+// none.
+std::string changed_inputs(const nlohmann::json& was, const nlohmann::json& now, std::set<std::string>* names = nullptr);
 
 // The report's metrics as results.csv names them, in the report's order: the
 // dotted --json paths; the report's list of rows (collective's `results`,
@@ -205,6 +269,8 @@ struct SweepRequest {
   bool keep_records = false;  // return every record of the grid (or shard) in the summary
   int jobs = 0;  // threads per process; 0: every core (one per rank under MPI)
   std::optional<Shard> shard;
+  bool retry_errors = false;   // run again the points DIR holds as errors
+  bool rerun_changed = false;  // run again the points DIR holds whose input files changed
   ProgressSink* progress = nullptr;
 };
 struct SweepSummary {
@@ -214,9 +280,13 @@ struct SweepSummary {
   std::size_t errors = 0;    // error rows among all done
   double wall_s = 0.0;
   std::string first_error;  // "point N: message" of the lowest error row
+  int first_error_status = 0;  // its exit status
   std::vector<nlohmann::json> records;  // with keep_records: sorted by point
   bool failed = false;  // an MPI worker rank whose rank 0 refused the sweep (and said why)
 };
+// What the request asks of the records DIR holds; `plan` says which points
+// read which files (it must outlive the Resume).
+Resume resume_of(const SweepRequest& request, const Plan& plan);
 // Runs the points of the grid (or shard) not yet in DIR on local threads.
 // Throws InputError for a bad grid before any point runs.
 SweepSummary run_sweep(const SweepRequest& request);

@@ -19,6 +19,8 @@ struct Options {
   std::string out;
   int jobs = 0;
   std::string shard;
+  bool retry_errors = false;
+  bool rerun_changed = false;
   ProgressOptions progress;
   CLI::Option* jobs_option = nullptr;
   // merge
@@ -39,6 +41,8 @@ sweep::SweepRequest sweep_request(const Options& o, bool mpi) {
   r.grid_file = o.grid;
   r.out = o.out;
   r.jobs = o.jobs;
+  r.retry_errors = o.retry_errors;
+  r.rerun_changed = o.rerun_changed;
   if (!o.shard.empty()) r.shard = sweep::parse_shard(o.shard);
   if (mpi && o.jobs_option->count() > 0) {
     throw InputError("--jobs: under mpirun each rank runs one point at a time; start one rank per core instead");
@@ -65,6 +69,10 @@ int run_grid(const Options& o) {
   std::printf("sweep: %zu points%s: %zu run in %.2f s%s, %zu errors; %s/results.csv\n", s.points,
               r.shard ? fmt::format(" (shard {})", r.shard->text()).c_str() : "", s.run, s.wall_s,
               s.resumed > 0 ? fmt::format(", {} done before", s.resumed).c_str() : "", s.errors, o.out.c_str());
+  if (s.points > 0 && s.errors == s.points) {
+    std::fflush(stdout);
+    throw InvokeError({s.first_error_status, fmt::format("sweep: every point failed; the first: {}", s.first_error), false});
+  }
   if (!s.first_error.empty()) std::printf("sweep: the first error (the `error` column has each): %s\n", s.first_error.c_str());
   return kExitOk;
 }
@@ -95,6 +103,9 @@ CommandRunner add_sweep_command(CLI::App& app) {
   o->jobs_option = c->add_option("--jobs", o->jobs, "points run at once (default: every core; 1 per rank under mpirun)");
   c->add_option("--shard", o->shard, "I/N: run every N-th point from point I (Slurm job arrays; join with sweep merge)")
       ->check(non_empty());
+  c->add_flag("--retry-errors", o->retry_errors, "resuming: run again the points that failed");
+  c->add_flag("--rerun-changed", o->rerun_changed,
+              "resuming when a file the points read changed (platform, model, workload): run again the points that read it");
   add_progress_options(c, o->progress);
 
   CLI::App* merge = c->add_subcommand("merge", "Join the --out directories of a grid's shards into one");

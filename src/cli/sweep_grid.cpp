@@ -1,8 +1,10 @@
 // Grid files and their points (cli/sweep.h).
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "cli/sweep.h"
@@ -109,6 +111,68 @@ void set_path(YAML::Node root, const std::string& path, const nlohmann::json& va
   }
 }
 
+namespace fs = std::filesystem;
+
+// Options whose value names a file, or (chakra) the prefix of files.
+bool file_option(const std::string& name, const nlohmann::json& value) {
+  if (!value.is_string()) return false;
+  if (name == "model") {
+    const std::string m = value.get<std::string>();
+    return m.ends_with(".yaml") || m.ends_with(".yml");
+  }
+  return name == "platform" || name == "network" || name == "system" || name == "workload" || name == "chakra" ||
+         name == "chakra-groups";
+}
+
+// A fingerprint of a file's bytes: std::hash of each MiB, combined, and
+// the size; "missing" when it cannot be read.
+std::string fingerprint(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "missing";
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "missing";
+  std::uint64_t h = 0;
+  std::uint64_t size = 0;
+  std::string chunk(1 << 20, '\0');
+  while (f.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || f.gcount() > 0) {
+    const auto n = static_cast<std::size_t>(f.gcount());
+    h = h * 1099511628211ULL ^ std::hash<std::string_view>{}(std::string_view(chunk.data(), n));
+    size += n;
+  }
+  return fmt::format("{:016x} {} bytes", h, size);
+}
+
+// The files of a Chakra prefix (PREFIX.<rank>.et), as one fingerprint.
+std::string prefix_fingerprint(const fs::path& prefix) {
+  const fs::path folder = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
+  const std::string stem = prefix.filename().string() + ".";
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.starts_with(stem) && n.ends_with(".et")) names.push_back(n);
+  }
+  if (names.empty()) return "missing";
+  std::sort(names.begin(), names.end());
+  std::string all;
+  for (const std::string& n : names) all += n + " " + fingerprint(folder / n) + "\n";
+  return fmt::format("{} files, {:016x}", names.size(), std::hash<std::string>{}(all));
+}
+
+// The workload file a platform's YAML text names (`workload.file`, or a
+// model file as `workload.model`), or "".
+std::pair<std::string, std::string> platform_workload(const std::string& text) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    const YAML::Node w = root.IsMap() ? root["workload"] : YAML::Node();
+    if (!w || !w.IsMap()) return {};
+    if (w["file"] && w["file"].IsScalar()) return {"workload.file", w["file"].Scalar()};
+    if (w["model"] && w["model"].IsScalar() && file_option("model", w["model"].Scalar())) return {"workload.model", w["model"].Scalar()};
+  } catch (const YAML::Exception&) {
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string json_text(const nlohmann::json& j, int indent) {
@@ -160,6 +224,7 @@ Grid parse_grid(std::string_view yaml_text, const std::string& source) {
   yaml::require(root, "command", source, "");
   Grid g;
   g.source = source;
+  g.folder = fs::path(source).parent_path().string();
   g.command = yaml::scalar(root["command"], source, "command");
   if (const YAML::Node opts = root["options"]) {
     if (!opts.IsNull()) {
@@ -229,13 +294,7 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
     option_arguments(*command_.command, name, value, where);
     if ((name == "network" || name == "system") && !value.is_null()) astra = true;
   };
-  for (const Setting& s : grid_.options) check("options", s.name, s.value);
-  for (const Axis& a : grid_.grid) {
-    for (const nlohmann::json& v : a.values) check("grid", a.name, v);
-  }
-  for (const Axis& a : grid_.zip) {
-    for (const nlohmann::json& v : a.values) check("zip", a.name, v);
-  }
+  for_each_value(check);
   if (!keys) return;
   if (astra) throw InputError(src + ": platform keys need an acesim platform (--platform), not --network/--system");
   if (bases.empty()) bases.push_back(nullptr);
@@ -254,6 +313,7 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
       if (v != a.values.end()) first.push_back({a.name, *v});
     }
   }
+  refuse_nodes_with_npus(bases);
   for (const nlohmann::json& base : bases) {
     PlatformText platform;
     try {
@@ -272,6 +332,121 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
       // A value the platform refuses: that point's error.
     }
   }
+}
+
+void Plan::for_each_value(const std::function<void(const std::string&, const std::string&, const nlohmann::json&)>& f) const {
+  for (const Setting& s : grid_.options) f("options", s.name, s.value);
+  for (const Axis& a : grid_.grid) {
+    for (const nlohmann::json& v : a.values) f("grid", a.name, v);
+  }
+  for (const Axis& a : grid_.zip) {
+    for (const nlohmann::json& v : a.values) f("zip", a.name, v);
+  }
+}
+
+void Plan::refuse_nodes_with_npus(const std::vector<nlohmann::json>& bases) const {
+  // --nodes sets the NPUs of the platform's `nodes: true` dimension, over
+  // whatever topology.K.npus set there: one of the two columns would not
+  // be what the point ran.
+  std::map<std::string, std::string> set;  // name -> where, for names set to a value somewhere
+  for_each_value([&](const std::string& section, const std::string& name, const nlohmann::json& v) {
+    if (!v.is_null()) set.emplace(name, section + "." + name);
+  });
+  if (!set.count("nodes")) return;
+  for (const auto& [name, where] : set) {
+    if (!name.starts_with("topology.") || !name.ends_with(".npus")) continue;
+    const std::string k = name.substr(9, name.size() - 9 - 5);
+    if (k.empty() || !std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; }) || k.size() > 6) continue;
+    for (const nlohmann::json& base : bases) {
+      PlatformText p;
+      try {
+        p = platform_text(base, {});
+      } catch (const InputError&) {
+        continue;  // refused below, or each point's error
+      }
+      if (p.parsed != nullptr && p.parsed->nodes_dim == std::stoi(k)) {
+        throw InputError(grid_.source + ": " + set.at("nodes") + " and " + where + " both set the NPUs of " + p.source +
+                         "'s nodes dimension (topology." + k + ", `nodes: true`), and --nodes wins: sweep one of them");
+      }
+    }
+  }
+}
+
+nlohmann::json Plan::resolved(const std::string& name, const nlohmann::json& value) const {
+  if (!file_option(name, value)) return value;
+  const std::string v = value.get<std::string>();
+  if (grid_.folder.empty() || v.empty() || fs::path(v).is_absolute()) return value;
+  const fs::path in_folder = fs::path(grid_.folder) / v;
+  std::error_code ec;
+  if (name == "platform" && !fs::is_regular_file(in_folder, ec) && preset_registry().find(v) != nullptr) return value;
+  return in_folder.string();
+}
+
+std::vector<std::pair<std::string, std::string>> Plan::files(const std::vector<Setting>& settings) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  nlohmann::json base;
+  std::string workload_file;
+  for (const Setting& s : settings) {
+    if (s.name == "platform") base = s.value;
+    if (s.name == "workload.file" && !s.value.is_null()) workload_file = value_text(s.value);
+    if (file_option(s.name, s.value)) out.emplace_back(s.name + ": " + s.value.get<std::string>(), resolved(s.name, s.value).get<std::string>());
+  }
+  // The workload file the point's platform names, relative to its folder.
+  std::string text;
+  std::string folder = grid_.folder;
+  std::string name = "inline platform";
+  if (base.is_object()) {
+    text = json_text(base);
+  } else {
+    try {
+      std::string source;
+      text = base.is_string() ? platform_yaml(resolved("platform", base).get<std::string>(), source) : std::string(default_platform_yaml());
+      folder = base.is_string() ? fs::path(source).parent_path().string() : "presets";
+      name = base.is_string() ? "platform: " + base.get<std::string>() : "default platform";
+    } catch (const InputError&) {
+      return out;  // no such platform: the point's error
+    }
+  }
+  auto [key, file] = workload_file.empty() ? platform_workload(text) : std::pair<std::string, std::string>{"workload.file", workload_file};
+  if (key.empty()) return out;
+  const std::string path = key == "workload.file" && fs::path(file).is_relative() ? (fs::path(folder) / file).string() : file;
+  out.emplace_back(name + ": " + key + " " + file, path);
+  return out;
+}
+
+std::map<std::string, std::string> Plan::inputs() const {
+  std::map<std::string, std::string> out;
+  auto take = [&](const std::vector<Setting>& s) {
+    for (const auto& [name, path] : files(s)) {
+      if (!out.count(name)) out[name] = name.starts_with("chakra: ") ? prefix_fingerprint(path) : fingerprint(path);
+    }
+  };
+  // The platforms, each with every workload.file a key sets in it; every
+  // other file on its own.
+  std::vector<nlohmann::json> bases;
+  std::vector<nlohmann::json> workload_files;
+  for_each_value([&](const std::string&, const std::string& name, const nlohmann::json& v) {
+    if (name == "platform") {
+      bases.push_back(v);
+    } else if (name == "workload.file") {
+      workload_files.push_back(v);
+    } else if (file_option(name, v)) {
+      take({{name, v}});
+    }
+  });
+  if (bases.empty()) bases.push_back(nullptr);
+  if (workload_files.empty()) workload_files.push_back(nullptr);
+  for (const nlohmann::json& b : bases) {
+    for (const nlohmann::json& w : workload_files) take({{"platform", b}, {"workload.file", w}});
+  }
+  return out;
+}
+
+bool Plan::reads_any(std::size_t index, const std::set<std::string>& names) const {
+  for (const auto& [name, path] : files(settings(index))) {
+    if (names.count(name)) return true;
+  }
+  return false;
 }
 
 std::vector<Setting> Plan::settings(std::size_t index) const {
@@ -314,16 +489,16 @@ PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<S
     source = "inline platform";
     text = json_text(base);  // JSON is YAML
   } else {
-    const std::string name = base.get<std::string>();
+    const std::string name = resolved("platform", base).get<std::string>();
     std::error_code ec;
     if (!std::filesystem::is_regular_file(name, ec) && preset_registry().find(name) == nullptr) {
-      throw InputError("platform: no file '" + name + "' and " + preset_registry().unknown(name));
+      throw InputError("platform: no file '" + name + "' and " + preset_registry().unknown(base.get<std::string>()));
     }
     text = platform_yaml(name, source);
   }
-  // Paths in it stay relative to the file's folder (the working directory
-  // for a platform written inline).
-  PlatformText result{text, source, base.is_object() ? "" : std::filesystem::path(source).parent_path().string(), nullptr};
+  // Paths in it stay relative to the file's folder (the grid's for a
+  // platform written inline).
+  PlatformText result{text, source, base.is_object() ? grid_.folder : std::filesystem::path(source).parent_path().string(), nullptr};
   if (!keys.empty()) {
     YAML::Node root = yaml::parse(text, source);
     std::string with;
@@ -374,7 +549,7 @@ Invocation Plan::invocation(std::size_t index) const {
   inv.args.push_back(grid_.command);
   for (const Setting& s : all) {
     if (s.platform_key() || (as_text && s.name == "platform")) continue;
-    for (std::string& a : option_arguments(*command_.command, s.name, s.value, grid_.source + ": " + s.name)) {
+    for (std::string& a : option_arguments(*command_.command, s.name, resolved(s.name, s.value), grid_.source + ": " + s.name)) {
       inv.args.push_back(std::move(a));
     }
   }

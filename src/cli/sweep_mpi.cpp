@@ -210,7 +210,7 @@ SweepSummary run_root(const SweepRequest& request) {
   try {
     text = read_text_file(request.grid_file);
     plan.emplace(parse_grid(text, request.grid_file));
-    out.emplace(request.out, sweep_meta(plan->grid(), request.shard));
+    out.emplace(request.out, sweep_meta(*plan, request.shard), resume_of(request, *plan));
   } catch (...) {
     share_grid("");
     throw;
@@ -278,6 +278,7 @@ SweepSummary run_root(const SweepRequest& request) {
   summary.run = todo.size();
   summary.errors = out->errors();
   summary.first_error = out->first_error();
+  summary.first_error_status = out->first_error_status();
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

@@ -1,13 +1,22 @@
 // A sweep's output directory (cli/sweep.h): sweep.json, results.jsonl,
 // results.csv; resuming, and merging shards.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "cli/sweep.h"
 #include "config/input_error.h"
@@ -49,13 +58,6 @@ void flatten(const nlohmann::json& j, const std::string& prefix, bool top, std::
   }
 }
 
-// Whole, or not at all: a sweep killed while writing leaves the file before.
-void write_file(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  write_output_file(tmp.string(), text, "--out");
-  fs::rename(tmp, path);
-}
-
 // The records of a results.jsonl; a line cut short (a sweep killed while
 // writing) or not a record is left out.
 std::map<std::size_t, nlohmann::json> read_records(const fs::path& path) {
@@ -72,6 +74,12 @@ std::map<std::size_t, nlohmann::json> read_records(const fs::path& path) {
 }
 
 
+// sweep.json without its inputs: the grid and the shard.
+nlohmann::json without_inputs(nlohmann::json meta) {
+  meta.erase("inputs");
+  return meta;
+}
+
 std::vector<std::string> meta_axes(const nlohmann::json& meta) {
   std::vector<std::string> axes;
   for (const nlohmann::json& a : meta.at("axes")) axes.push_back(a.get<std::string>());
@@ -79,6 +87,115 @@ std::vector<std::string> meta_axes(const nlohmann::json& meta) {
 }
 
 }  // namespace
+
+DirLock::DirLock(const std::string& dir) : path_((fs::path(dir) / "sweep.lock").string()) {
+  // The last holder removes the file as it lets go: a file opened before
+  // that is locked in vain, so the lock is taken again on the new one.
+  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) throw InputError("--out: cannot open " + path_ + ": " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      std::string holder(256, '\0');
+      const ssize_t n = ::pread(fd, holder.data(), holder.size(), 0);
+      holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+      ::close(fd);
+      if (err != EWOULDBLOCK) throw InputError("--out: cannot lock " + path_ + ": " + std::strerror(err));
+      throw InputError("--out: " + dir + " is in use by another sweep (" + (holder.empty() ? "its holder is starting" : holder) +
+                       "); wait for it to end, or give another --out");
+    }
+    struct stat opened{};
+    struct stat named{};
+    if (::fstat(fd, &opened) == 0 && ::lstat(path_.c_str(), &named) == 0 && opened.st_ino == named.st_ino &&
+        opened.st_dev == named.st_dev) {
+      fd_ = fd;
+    } else {
+      ::close(fd);
+    }
+  }
+  if (fd_ < 0) throw InputError("--out: cannot lock " + path_ + ": it keeps being replaced");
+  char host[256] = "?";
+  ::gethostname(host, sizeof host - 1);
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  char started[32] = "?";
+  if (::gmtime_r(&now, &utc) != nullptr) std::strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S", &utc);
+  const std::string holder = fmt::format("pid {} on {}, started {} UTC\n", ::getpid(), host, started);
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, holder.data(), holder.size(), 0) != static_cast<ssize_t>(holder.size())) {
+    // The lock holds without the note; a refused sweep says less.
+  }
+}
+
+DirLock::~DirLock() {
+  ::unlink(path_.c_str());
+  ::close(fd_);
+}
+
+void write_dir_file(const std::string& path, const std::string& text) {
+  // A name of this process's own (pid and a count), made with O_EXCL: never
+  // another writer's file, nor a link planted at the name.
+  static std::atomic<unsigned long> count{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = fmt::format("{}.{}.{}.tmp", path, ::getpid(), count.fetch_add(1));
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) throw OutputError("--out: " + tmp + ": cannot open for writing: " + std::strerror(errno), 2);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw OutputError("--out: " + tmp + ": cannot write: " + std::strerror(err), 1);
+    }
+    at += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw OutputError("--out: " + path + ": cannot write: " + std::strerror(err), 1);
+  }
+}
+
+std::string changed_inputs(const nlohmann::json& was, const nlohmann::json& now, std::set<std::string>* names) {
+  std::vector<std::string> changed;
+  auto differs = [&](const std::string& name) {
+    const bool a = was.is_object() && was.contains(name);
+    const bool b = now.is_object() && now.contains(name);
+    if (a && b && was[name] == now[name]) return;
+    changed.push_back(name);
+    if (names != nullptr) names->insert(name);
+  };
+  if (!was.is_object()) {
+    // A sweep.json of an acesim that did not record its inputs.
+    if (!now.is_object() || now.empty()) return "";
+    if (names != nullptr && now.is_object()) {
+      for (const auto& [name, v] : now.items()) names->insert(name);
+    }
+    return "its inputs were not recorded (an older acesim)";
+  }
+  std::set<std::string> all;
+  for (const nlohmann::json* j : {&was, &now}) {
+    if (j->is_object()) {
+      for (const auto& [name, v] : j->items()) all.insert(name);
+    }
+  }
+  for (const std::string& name : all) differs(name);
+  std::string text;
+  for (std::size_t i = 0; i < changed.size() && i < 3; ++i) {
+    const std::string& n = changed[i];
+    const std::string how = !was.contains(n) ? " is new" : !now.contains(n) ? " is no longer read" : " changed";
+    text += (i ? "; " : "") + n + how;
+  }
+  if (changed.size() > 3) text += fmt::format("; and {} more", changed.size() - 3);
+  return text;
+}
 
 std::vector<std::pair<std::string, nlohmann::json>> flatten_metrics(const nlohmann::json& report,
                                                                     const std::vector<std::string>& axes) {
@@ -91,42 +208,62 @@ std::vector<std::pair<std::string, nlohmann::json>> flatten_metrics(const nlohma
   return out;
 }
 
-nlohmann::json sweep_meta(const Grid& grid, std::optional<Shard> shard) {
+nlohmann::json sweep_meta(const Plan& plan, std::optional<Shard> shard) {
   return {{"acesim_sweep", 1},
-          {"grid", grid.identity()},
-          {"axes", grid.axis_names()},
-          {"points", grid.points()},
-          {"shard", shard ? nlohmann::json(shard->text()) : nlohmann::json(nullptr)}};
+          {"grid", plan.grid().identity()},
+          {"axes", plan.grid().axis_names()},
+          {"points", plan.grid().points()},
+          {"shard", shard ? nlohmann::json(shard->text()) : nlohmann::json(nullptr)},
+          {"inputs", plan.inputs()}};
 }
 
-Output::Output(const std::string& dir, nlohmann::json meta, bool keep_records)
-    : dir_(dir), meta_(std::move(meta)), keep_records_(keep_records || dir.empty()), axes_(meta_axes(meta_)), grid_points_(meta_.at("points").get<std::size_t>()) {
+Output::Output(const std::string& dir, nlohmann::json meta, Resume resume)
+    : dir_(dir), meta_(std::move(meta)), keep_records_(resume.keep_records || dir.empty()), axes_(meta_axes(meta_)),
+      grid_points_(meta_.at("points").get<std::size_t>()) {
   if (meta_.at("shard").is_string()) shard_ = parse_shard(meta_["shard"].get<std::string>());
   if (dir_.empty()) return;  // in memory only
   create_output_directory(dir_, "--out");
+  lock_ = std::make_unique<DirLock>(dir_);
   const fs::path meta_path = fs::path(dir_) / "sweep.json";
-  if (fs::exists(meta_path)) {
+  if (fs::exists(fs::symlink_status(meta_path))) {
     SweepDir existing = read_sweep_dir(dir_);
-    if (existing.meta != meta_) {
+    if (without_inputs(existing.meta) != without_inputs(meta_)) {
       throw InputError("--out: " + dir_ + " holds another sweep (its grid or shard differ); give another --out, or remove it to start again");
+    }
+    const nlohmann::json was = existing.meta.contains("inputs") ? existing.meta["inputs"] : nlohmann::json(nullptr);
+    std::set<std::string> changed;
+    const std::string what = changed_inputs(was, meta_["inputs"], &changed);
+    if (!what.empty() && !resume.rerun_changed) {
+      throw InputError("--out: " + dir_ + " was run with other input files (" + what +
+                       "); give --rerun-changed to run again the points that read them, or another --out");
     }
     for (auto& [point, r] : existing.records) {
       if (point >= grid_points_ || (shard_ && !shard_->owns(point))) {
         throw InputError(dir_ + "/results.jsonl: point " + std::to_string(point) + " is not a point of this sweep" +
                          (shard_ ? " (shard " + shard_->text() + ")" : ""));
       }
+      if (resume.retry_errors && r.contains("error")) continue;
+      if (!changed.empty() && resume.reads && resume.reads(point, changed)) continue;
       std::string line = json_text(r) + "\n";
       keep(std::move(r), std::move(line));
     }
-  } else if (fs::exists(fs::path(dir_) / "results.jsonl")) {
+    // The records dropped go first: a sweep killed before the new inputs
+    // are written keeps none of the old ones.
+    finish_jsonl();
+    if (existing.meta != meta_) write_dir_file(meta_path.string(), json_text(meta_, 2) + "\n");
+  } else if (fs::exists(fs::symlink_status(fs::path(dir_) / "results.jsonl"))) {
     throw InputError("--out: " + dir_ + " has results.jsonl but no sweep.json; give another --out");
   } else {
-    write_file(meta_path, json_text(meta_, 2) + "\n");
+    write_dir_file(meta_path.string(), json_text(meta_, 2) + "\n");
+    finish_jsonl();
   }
-  // Again without a line a killed sweep may have cut short.
-  finish_jsonl();
-  jsonl_ = std::fopen((fs::path(dir_) / "results.jsonl").c_str(), "a");
-  if (jsonl_ == nullptr) throw OutputError("--out: " + dir_ + "/results.jsonl: cannot open for writing: " + std::strerror(errno), 2);
+  const std::string jsonl = (fs::path(dir_) / "results.jsonl").string();
+  const int fd = ::open(jsonl.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || (jsonl_ = ::fdopen(fd, "a")) == nullptr) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    throw OutputError("--out: " + jsonl + ": cannot open for writing: " + std::strerror(err), 2);
+  }
 }
 
 Output::~Output() {
@@ -149,6 +286,8 @@ void Output::keep(nlohmann::json record, std::string line) {
   if (record.contains("error")) {
     p.failed = true;
     p.error = record.at("error").get<std::string>();
+    const nlohmann::json& status = record.contains("status") ? record["status"] : nlohmann::json(nullptr);
+    p.status = status.is_number_integer() && status.get<long long>() > 0 && status.get<long long>() < 126 ? status.get<int>() : kExitBadInput;
   }
   if (keep_records_) p.record = std::move(record);
   points_.insert_or_assign(point, std::move(p));
@@ -168,12 +307,25 @@ std::vector<nlohmann::json> Output::sorted_records() const {
   return out;
 }
 
+const Output::Point* Output::first_failed() const {
+  for (const auto& [point, p] : points_) {
+    if (p.failed) return &p;
+  }
+  return nullptr;
+}
+
 std::string Output::first_error() const {
   const std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [point, p] : points_) {
     if (p.failed) return "point " + std::to_string(point) + ": " + p.error;
   }
   return "";
+}
+
+int Output::first_error_status() const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  const Point* p = first_failed();
+  return p != nullptr ? p->status : 0;
 }
 
 void Output::add(nlohmann::json record) {
@@ -189,7 +341,7 @@ void Output::add(nlohmann::json record) {
 void Output::finish_jsonl() {
   std::string text;
   for (const auto& [point, p] : points_) text += p.line;
-  write_file(fs::path(dir_) / "results.jsonl", text);
+  write_dir_file((fs::path(dir_) / "results.jsonl").string(), text);
 }
 
 void Output::finish() {
@@ -225,7 +377,7 @@ void Output::finish() {
     }
     out += "," + csv_field(p.error) + "\n";
   }
-  write_file(fs::path(dir_) / "results.csv", out);
+  write_dir_file((fs::path(dir_) / "results.csv").string(), out);
 }
 
 SweepDir read_sweep_dir(const std::string& dir) {
@@ -236,12 +388,22 @@ SweepDir read_sweep_dir(const std::string& dir) {
   text << f.rdbuf();
   SweepDir d;
   d.meta = nlohmann::json::parse(text.str(), nullptr, false);
-  if (d.meta.is_discarded() || !d.meta.is_object() || !d.meta.contains("grid") || !d.meta.contains("axes") ||
-      !d.meta["axes"].is_array() || !d.meta.contains("points")) {
+  if (d.meta.is_discarded() || !d.meta.is_object() || !d.meta.contains("grid") || !d.meta["grid"].is_object() ||
+      !d.meta["grid"].contains("command") || !d.meta["grid"]["command"].is_string() || !d.meta.contains("axes") ||
+      !d.meta["axes"].is_array() || !d.meta.contains("points") || !d.meta["points"].is_number_unsigned() ||
+      !d.meta.contains("shard") || !(d.meta["shard"].is_null() || d.meta["shard"].is_string()) ||
+      (d.meta.contains("inputs") && !d.meta["inputs"].is_object())) {
     throw InputError(meta_path.string() + ": not a sweep description (written by acesim sweep)");
   }
   for (const nlohmann::json& a : d.meta["axes"]) {
     if (!a.is_string()) throw InputError(meta_path.string() + ": axes: expected names");
+  }
+  if (d.meta["shard"].is_string()) {
+    try {
+      (void)parse_shard(d.meta["shard"].get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError(meta_path.string() + ": shard: " + e.what());
+    }
   }
   d.records = read_records(fs::path(dir) / "results.jsonl");
   for (const auto& [point, r] : d.records) {
@@ -262,7 +424,13 @@ std::vector<std::size_t> merge(const std::vector<std::string>& dirs, const std::
   for (std::size_t i = 1; i < parts.size(); ++i) {
     nlohmann::json m = parts[i].meta;
     m["shard"] = nullptr;
-    if (m != meta) throw InputError("sweep merge: " + dirs[i] + " is a sweep of another grid than " + dirs.front());
+    if (without_inputs(m) != without_inputs(meta)) throw InputError("sweep merge: " + dirs[i] + " is a sweep of another grid than " + dirs.front());
+    const nlohmann::json none;
+    const std::string what = changed_inputs(meta.contains("inputs") ? meta["inputs"] : none, m.contains("inputs") ? m["inputs"] : none);
+    if (!what.empty()) {
+      throw InputError("sweep merge: " + dirs[i] + " was run with other input files than " + dirs.front() + " (" + what +
+                       "); run its points again with --rerun-changed");
+    }
   }
   Output o(out, meta);
   for (SweepDir& p : parts) {

@@ -1,6 +1,7 @@
 // `acesim sweep plot` (cli/sweep.h): the points of a sweep directory as
 // series, drawn by scripts/plot_sweep.py with matplotlib.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -35,9 +36,30 @@ std::string file_part(std::string s) {
   return s;
 }
 
+// --out: a PNG's name in a folder that exists (matplotlib would add .png to
+// a name without it, write another format for another extension, and fail
+// with a traceback for a folder that is not there).
+void check_png(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) {
+    throw InputError("--out: " + out + " is a directory; give the PNG's file name (" + (fs::path(out) / "plot.png").string() + ")");
+  }
+  std::string ext = fs::path(out).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext != ".png") {
+    throw InputError("--out: '" + out + "' is not a .png file name (the plot is a PNG)");
+  }
+  const fs::path folder = fs::path(out).parent_path();
+  if (!folder.empty() && !fs::is_directory(folder, ec)) {
+    throw InputError("--out: no folder " + folder.string() + " for " + out + " (make it first)");
+  }
+}
+
 }  // namespace
 
 std::string plot(const PlotRequest& r) {
+  if (!r.out.empty()) check_png(r.out);
   const SweepDir d = read_sweep_dir(r.dir);
   std::vector<std::string> axes;
   for (const nlohmann::json& a : d.meta.at("axes")) axes.push_back(a.get<std::string>());
@@ -154,7 +176,7 @@ std::string plot(const PlotRequest& r) {
   data["title"] = title;
   data["out"] = std::filesystem::absolute(out).string();
   const std::string data_path = (std::filesystem::path(r.dir) / "plot.json").string();
-  write_output_file(data_path, data.dump(2) + '\n', "sweep plot");
+  write_dir_file(data_path, data.dump(2) + "\n");
   std::string output;
   if (run_embedded_script(r.dir, "scripts/plot_sweep.py", {data_path}, output) != 0) {
     for (char& c : output) c = c == '\n' ? ' ' : c;

@@ -12,10 +12,19 @@
 
 namespace acesim::cli::sweep {
 
+Resume resume_of(const SweepRequest& request, const Plan& plan) {
+  Resume r;
+  r.keep_records = request.keep_records;
+  r.retry_errors = request.retry_errors;
+  r.rerun_changed = request.rerun_changed;
+  r.reads = [&plan](std::size_t point, const std::set<std::string>& names) { return plan.reads_any(point, names); };
+  return r;
+}
+
 SweepSummary run_sweep(const SweepRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   const Plan plan(request.grid_text.empty() ? load_grid(request.grid_file) : parse_grid(request.grid_text, request.grid_file));
-  Output out(request.out, sweep_meta(plan.grid(), request.shard), request.keep_records);
+  Output out(request.out, sweep_meta(plan, request.shard), resume_of(request, plan));
   SweepSummary summary;
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -66,6 +75,7 @@ SweepSummary run_sweep(const SweepRequest& request) {
   summary.run = todo.size();
   summary.errors = out.errors();
   summary.first_error = out.first_error();
+  summary.first_error_status = out.first_error_status();
   if (request.keep_records) summary.records = out.sorted_records();
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;

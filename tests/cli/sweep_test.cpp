@@ -4,6 +4,9 @@
 // before any point runs.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -33,6 +36,18 @@ const std::string kRing8 = test::data_dir() + "/platforms/ring8.yaml";
 
 class Sweep : public test::CliTest {
  protected:
+  // The binary run from another working directory.
+  test::CliRun run_in(const fs::path& cwd, const std::vector<std::string>& args) {
+    std::string cmd = "cd " + test::shell_quote(cwd.string()) + " && timeout 120 " + test::shell_quote(test::acesim_binary());
+    for (const std::string& a : args) cmd += " " + test::shell_quote(a);
+    cmd += " </dev/null >" + test::shell_quote((dir_ / "stdout.txt").string()) + " 2>" + test::shell_quote((dir_ / "stderr.txt").string());
+    const int raw = std::system(cmd.c_str());
+    test::CliRun r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp(dir_ / "stdout.txt");
+    r.err = slurp(dir_ / "stderr.txt");
+    return r;
+  }
   std::string ring_grid() {
     return write("ring.yaml", "command: collective\n"
                               "options: {platform: " + kRing8 + ", executor: ideal, bytes: 8MiB}\n"
@@ -422,7 +437,13 @@ TEST_F(Sweep, BadGridsAreRefusedBeforeAnyPointRuns) {
       {base + "grids:\n  bytes: [1MiB]\n", {":3: grids: unknown key", "did you mean 'grid'"}},
       {"options: {}\n", {"command: missing"}},
       {"command: collective\noptions: {platform: hgx-h10}\ngrid:\n  npu.hbm_GBps: [1]\n",
-       {"no file 'hgx-h10' and unknown platform preset 'hgx-h10'", "did you mean 'hgx-h100'"}},
+       {"/hgx-h10' and unknown platform preset 'hgx-h10'", "did you mean 'hgx-h100'"}},
+      // --nodes sets hgx-h100's topology.1 (`nodes: true`): the npus column would not be what ran.
+      {base + "grid:\n  nodes: [1, 2]\n  topology.1.npus: [2, 4]\n",
+       {"grid.nodes and grid.topology.1.npus both set the NPUs of presets/hgx-h100.yaml's nodes dimension (topology.1",
+        "sweep one of them"}},
+      {"command: collective\noptions: {platform: hgx-h100, nodes: 2}\nzip:\n  topology.1.npus: [2, 4]\n  bytes: [1MiB, 2MiB]\n",
+       {"options.nodes and zip.topology.1.npus both set"}},
       {"command: collective\noptions: {network: a.yml, system: b.json}\ngrid:\n  npu.hbm_GBps: [1]\n",
        {"platform keys need an acesim platform"}},
       {"command: [collective\n", {"malformed YAML"}},
@@ -482,6 +503,217 @@ TEST_F(Sweep, PlatformsWrittenInlineAndRunsAndCharacterizations) {
   EXPECT_NE(crow[0].at("rows.0.time_ns"), "");
 }
 
+
+// ---------------------------------------------------------------- one directory, one sweep
+
+TEST_F(Sweep, ASecondSweepIntoALockedDirectoryIsRefusedNamingTheHolder) {
+  const std::string a = ring_grid();
+  const std::string b = write("b.yaml", "command: collective\noptions: {platform: " + kRing8 + "}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", a, "--out", out.string()});
+  const std::string csv = slurp(out / "results.csv");
+  EXPECT_FALSE(fs::exists(out / "sweep.lock"));  // let go at the end
+  // Another process holds DIR (this one: flock(2) on its own open file).
+  const int fd = ::open((out / "sweep.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const std::string holder = "pid 4242 on node7, started 2026-01-02 03:04:05 UTC\n";
+  ASSERT_EQ(::write(fd, holder.data(), holder.size()), static_cast<ssize_t>(holder.size()));
+  for (const std::string& grid : {a, b}) {
+    expect_bad_input({"sweep", grid, "--out", out.string()},
+                     {"--out: " + out.string() + " is in use by another sweep (pid 4242 on node7, started 2026-01-02 03:04:05 UTC)",
+                      "wait for it to end, or give another --out"});
+  }
+  expect_bad_input({"sweep", "merge", out.string(), "--out", out.string()}, {"is in use by another sweep (pid 4242"});
+  EXPECT_EQ(slurp(out / "results.csv"), csv);
+  // Its holder killed: the kernel let go, the note it left is stale.
+  ::close(fd);
+  EXPECT_EQ(slurp(out / "sweep.lock"), holder);
+  const test::CliRun r = expect_ok({"sweep", a, "--out", out.string()});
+  EXPECT_NE(r.out.find("6 points: 0 run"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out / "sweep.lock"));
+}
+
+TEST_F(Sweep, ALockHeldByAKilledProcessIsTakenOver) {
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open((out / "sweep.lock").c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0 || ::write(fd, "pid 1 on gone\n", 14) != 14) ::_exit(1);
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(fs::exists(out / "sweep.lock"));
+  const test::CliRun r = expect_ok({"sweep", ring_grid(), "--out", out.string()});
+  EXPECT_NE(r.out.find("6 points: 6 run"), std::string::npos) << r.out;
+  EXPECT_EQ(read_csv(out / "results.csv").size(), 6u);
+}
+
+TEST_F(Sweep, LinksPlantedInTheDirectoryAreNotWrittenThrough) {
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  const std::string outside = write("outside.txt", "not the sweep's\n");
+  // The names the files are written through, then over.
+  for (const char* name : {"results.csv", "results.csv.tmp", "results.jsonl.tmp", "sweep.json.tmp"}) {
+    fs::create_symlink(outside, out / name);
+  }
+  expect_ok({"sweep", ring_grid(), "--out", out.string()});
+  EXPECT_EQ(slurp(outside), "not the sweep's\n");
+  EXPECT_FALSE(fs::is_symlink(out / "results.csv"));
+  EXPECT_EQ(read_csv(out / "results.csv").size(), 6u);
+  // results.jsonl as a link, when resuming: read, then replaced.
+  fs::rename(out / "results.jsonl", dir_ / "records.jsonl");
+  fs::create_symlink(dir_ / "records.jsonl", out / "results.jsonl");
+  const std::string records = slurp(dir_ / "records.jsonl");
+  const test::CliRun r = expect_ok({"sweep", ring_grid(), "--out", out.string()});
+  EXPECT_NE(r.out.find("6 done before"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::is_symlink(out / "results.jsonl"));
+  EXPECT_EQ(slurp(dir_ / "records.jsonl"), records);
+  // The lock file as a link: refused, nothing written there.
+  fs::create_symlink(outside, out / "sweep.lock");
+  expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {"--out: cannot open " + (out / "sweep.lock").string()});
+  EXPECT_EQ(slurp(outside), "not the sweep's\n");
+}
+
+// ---------------------------------------------------------------- changed inputs
+
+TEST_F(Sweep, FilesAreTheGridFoldersAndAChangedFileIsNoticedOnResume) {
+  // A grid beside its platforms, run from elsewhere.
+  fs::create_directories(dir_ / "g");
+  fs::create_directories(dir_ / "elsewhere");
+  const std::string ring50 = "topology:\n  - {kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 500}\n";
+  write("g/p.yaml", ring50);
+  write("g/q.yaml", ring50);
+  write("g/g.yaml", "command: collective\noptions: {executor: ideal, bytes: 64MiB}\ngrid:\n  platform: [p.yaml, q.yaml]\n"
+                    "  op: [all-reduce, all-gather]\n");
+  const fs::path out = dir_ / "out";
+  const test::CliRun first = run_in(dir_, {"sweep", "g/g.yaml", "--out", out.string()});
+  ASSERT_EQ(first.status, 0) << first.err;
+  const auto rows = read_csv(out / "results.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].at("result.platform"), "g/p.yaml");
+  const nlohmann::json meta = nlohmann::json::parse(slurp(out / "sweep.json"));
+  EXPECT_EQ(meta["inputs"].size(), 2u) << meta.dump();
+  EXPECT_EQ(meta["inputs"]["platform: p.yaml"], meta["inputs"]["platform: q.yaml"]);
+  // From another directory, the same files: nothing runs again.
+  const test::CliRun again = run_in(dir_ / "elsewhere", {"sweep", "../g/g.yaml", "--out", out.string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.out.find("4 points: 0 run"), std::string::npos) << again.out;
+
+  // p.yaml edited: four times the bandwidth.
+  write("g/p.yaml", "topology:\n  - {kind: ring, npus: 8, bandwidth_GBps: 200, latency_ns: 500}\n");
+  const std::string csv_before = slurp(out / "results.csv");
+  expect_bad_input({"sweep", (dir_ / "g" / "g.yaml").string(), "--out", out.string()},
+                   {"--out: " + out.string() + " was run with other input files (platform: p.yaml changed)",
+                    "give --rerun-changed to run again the points that read them"});
+  EXPECT_EQ(slurp(out / "results.csv"), csv_before);
+  const test::CliRun rerun = run_in(dir_, {"sweep", "g/g.yaml", "--out", out.string(), "--rerun-changed"});
+  ASSERT_EQ(rerun.status, 0) << rerun.err;
+  EXPECT_NE(rerun.out.find("4 points: 2 run"), std::string::npos) << rerun.out;
+  EXPECT_NE(rerun.out.find("2 done before"), std::string::npos) << rerun.out;
+  const auto after = read_csv(out / "results.csv");
+  ASSERT_EQ(after.size(), 4u);
+  // The p.yaml points are those of the new file; q.yaml's kept.
+  const test::CliRun fresh = run_in(dir_, {"sweep", "g/g.yaml", "--out", (dir_ / "fresh").string()});
+  ASSERT_EQ(fresh.status, 0) << fresh.err;
+  EXPECT_EQ(slurp(out / "results.csv"), slurp(dir_ / "fresh" / "results.csv"));
+  // Ring all-reduce of 64 MiB over 8 NPUs: 14 steps of (latency + S/8 / B).
+  const double piece = 64.0 * 1024 * 1024 / 8;
+  EXPECT_NEAR(std::stod(rows[0].at("time_ns")), 14 * (500 + piece / 50), 1e-6);
+  EXPECT_NEAR(std::stod(after[0].at("time_ns")), 14 * (500 + piece / 200), 1e-6);
+  EXPECT_NEAR(std::stod(after[2].at("time_ns")), 14 * (500 + piece / 50), 1e-6);
+  // Started again: the new fingerprints were kept.
+  const test::CliRun settled = expect_ok({"sweep", (dir_ / "g" / "g.yaml").string(), "--out", out.string()});
+  EXPECT_NE(settled.out.find("4 points: 0 run"), std::string::npos) << settled.out;
+}
+
+TEST_F(Sweep, AWorkloadFileAPlatformNamesIsAnInputToo) {
+  fs::create_directories(dir_ / "wp");
+  fs::copy_file(test::data_dir() + "/astra-sim-1.0/workload/Resnet50_DataParallel.txt", dir_ / "wp" / "w.txt");
+  const std::string wp = write("wp/p.yaml", "topology:\n  - {kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 500}\n"
+                                            "workload: {file: w.txt}\n");
+  const std::string grid = write("g.yaml", "command: run\noptions: {platform: wp/p.yaml, iterations: 1, executor: ideal}\n"
+                                           "grid:\n  topology.0.bandwidth_GBps: [50, 100]\n");
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", grid, "--out", out.string()});
+  EXPECT_EQ(nlohmann::json::parse(slurp(out / "sweep.json"))["inputs"].size(), 2u);
+  std::ofstream(dir_ / "wp" / "w.txt", std::ios::app) << "\n";
+  expect_bad_input({"sweep", grid, "--out", out.string()}, {"(platform: wp/p.yaml: workload.file w.txt changed)"});
+  const test::CliRun r = expect_ok({"sweep", grid, "--out", out.string(), "--rerun-changed"});
+  EXPECT_NE(r.out.find("2 points: 2 run"), std::string::npos) << r.out;
+}
+
+TEST_F(Sweep, FailedPointsRunAgainWhenAskedAndAllFailedIsAnError) {
+  const std::string grid = write("g.yaml", "command: collective\noptions: {platform: missing.yaml}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
+  const fs::path out = dir_ / "out";
+  const test::CliRun r = run({"sweep", grid, "--out", out.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("sweep: 2 points: 2 run"), std::string::npos) << r.out;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err_lines()[0], "acesim: error: sweep: every point failed; the first: point 0: " + (dir_ / "missing.yaml").string() +
+                                  ": cannot open: No such file or directory");
+  // The file made: its fingerprint changed ("missing" before).
+  write("missing.yaml", slurp(kRing8));
+  expect_bad_input({"sweep", grid, "--out", out.string()}, {"(platform: missing.yaml changed)"});
+  const test::CliRun fixed = expect_ok({"sweep", grid, "--out", out.string(), "--rerun-changed"});
+  EXPECT_NE(fixed.out.find("2 points: 2 run"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("0 errors"), std::string::npos) << fixed.out;
+
+  // A point's own error, kept on resume unless --retry-errors.
+  const std::string sizes = write("s.yaml", "command: collective\noptions: {platform: " + kRing8 + "}\ngrid:\n  bytes: [1MiB, 2PiB]\n");
+  const fs::path s = dir_ / "s";
+  EXPECT_NE(expect_ok({"sweep", sizes, "--out", s.string()}).out.find("2 run in"), std::string::npos);
+  EXPECT_NE(expect_ok({"sweep", sizes, "--out", s.string()}).out.find("0 run in"), std::string::npos);
+  const test::CliRun retried = expect_ok({"sweep", sizes, "--out", s.string(), "--retry-errors"});
+  EXPECT_NE(retried.out.find("2 points: 1 run"), std::string::npos) << retried.out;
+  EXPECT_NE(retried.out.find("1 done before, 1 errors"), std::string::npos) << retried.out;
+}
+
+TEST_F(Sweep, ShardsRunWithOtherFilesAreNotMerged) {
+  write("p.yaml", slurp(kRing8));
+  const std::string grid = write("g.yaml", "command: collective\noptions: {platform: p.yaml}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
+  expect_ok({"sweep", grid, "--out", (dir_ / "s0").string(), "--shard", "0/2"});
+  write("p.yaml", "topology:\n  - {kind: ring, npus: 8, bandwidth_GBps: 200, latency_ns: 500}\n");
+  expect_ok({"sweep", grid, "--out", (dir_ / "s1").string(), "--shard", "1/2"});
+  expect_bad_input({"sweep", "merge", (dir_ / "s0").string(), (dir_ / "s1").string(), "--out", (dir_ / "m").string()},
+                   {"sweep merge: " + (dir_ / "s1").string() + " was run with other input files than " + (dir_ / "s0").string() +
+                    " (platform: p.yaml changed)"});
+  expect_ok({"sweep", grid, "--out", (dir_ / "s0").string(), "--shard", "0/2", "--rerun-changed"});
+  expect_ok({"sweep", "merge", (dir_ / "s0").string(), (dir_ / "s1").string(), "--out", (dir_ / "m").string()});
+}
+
+TEST_F(Sweep, ASweepJsonOfAnotherShapeIsRefusedByMergeAndPlot) {
+  // Inputs of fuzz_sweep_resume's corpus: sweep.json, a NUL byte, results.jsonl.
+  for (const std::string name : {"points_as_text", "grid_as_list"}) {
+    SCOPED_TRACE(name);
+    const std::string input = slurp(test::source_dir() + "/tests/fuzz/corpus/sweep_resume/" + name);
+    const std::size_t nul = input.find('\0');
+    ASSERT_NE(nul, std::string::npos);
+    const fs::path d = dir_ / name;
+    fs::create_directories(d);
+    std::ofstream(d / "sweep.json", std::ios::binary) << input.substr(0, nul);
+    std::ofstream(d / "results.jsonl", std::ios::binary) << input.substr(nul + 1);
+    const std::string said = (d / "sweep.json").string() + ": not a sweep description (written by acesim sweep)";
+    expect_bad_input({"sweep", "merge", d.string(), "--out", (dir_ / "m").string()}, {said});
+    expect_bad_input({"sweep", "plot", d.string(), "--x", "bytes", "--y", "time_ns"}, {said});
+  }
+}
+
+TEST_F(Sweep, NodesBesideTheNpusOfAnotherDimensionRun) {
+  // hgx-h100's topology.0 is the board; topology.1 the nodes.
+  const std::string grid = write("g.yaml", "command: collective\noptions: {platform: hgx-h100, bytes: 1MiB}\n"
+                                           "grid:\n  nodes: [1, 2]\n  topology.0.npus: [4, 8]\n");
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", grid, "--out", out.string()});
+  std::vector<std::string> ranks;
+  for (const auto& row : read_csv(out / "results.csv")) ranks.push_back(row.at("ranks"));
+  EXPECT_EQ(ranks, (std::vector<std::string>{"4", "8", "8", "16"}));
+}
+
 TEST_F(Sweep, PlotDrawsAPngAndNamesMissingColumns) {
   const fs::path out = dir_ / "out";
   expect_ok({"sweep", ring_grid(), "--out", out.string()});
@@ -492,6 +724,22 @@ TEST_F(Sweep, PlotDrawsAPngAndNamesMissingColumns) {
   expect_bad_input({"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "op", "--hue",
                     "topology.0.latency_ns"},
                    {"--y: 'op' is not a number"});
+  // --out: what is written is what is said, or a one-line refusal.
+  const std::vector<std::string> plot{"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "time_ns", "--where",
+                                      "topology.0.latency_ns=500", "--out"};
+  auto with = [&](const std::string& o) {
+    std::vector<std::string> args = plot;
+    args.push_back(o);
+    return args;
+  };
+  expect_bad_input(with(dir_.string()), {"--out: " + dir_.string() + " is a directory; give the PNG's file name (" +
+                                         (dir_ / "plot.png").string() + ")"});
+  expect_bad_input(with((dir_ / "lat500").string()), {"--out: '" + (dir_ / "lat500").string() + "' is not a .png file name"});
+  expect_bad_input(with((dir_ / "lat500.pdf").string()), {"--out: '" + (dir_ / "lat500.pdf").string() + "' is not a .png file name"});
+  expect_bad_input(with((dir_ / "no" / "such" / "lat500.png").string()),
+                   {"--out: no folder " + (dir_ / "no" / "such").string() + " for " + (dir_ / "no" / "such" / "lat500.png").string()});
+  EXPECT_FALSE(fs::exists(dir_ / "lat500.png"));
+  EXPECT_FALSE(fs::exists(dir_ / "lat500.pdf"));
   if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3-matplotlib";
   const test::CliRun r = expect_ok(
       {"sweep", "plot", out.string(), "--x", "topology.0.bandwidth_GBps", "--y", "busbw_GBps", "--hue", "topology.0.latency_ns"});

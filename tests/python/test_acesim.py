@@ -504,10 +504,55 @@ class SweepTest(WithTempDir):
         self.assertEqual([r["point"] for r in acesim.sweep(GRID, shard="1/2")], [1, 3, 5])
         # The same sweep into the same directory runs nothing again and
         # returns every record; another grid's directory is refused.
-        os.remove("ring.yaml")  # a point run again would fail
+        with open("dir/results.jsonl") as f:
+            kept = f.read()
         self.assertEqual(acesim.sweep(GRID, out="dir", shard="0/2"), first)
+        with open("dir/results.jsonl") as f:
+            self.assertEqual(f.read(), kept)
         with self.assertRaises(ValueError):
             acesim.sweep(GRID, out="dir")
+        # A file the points read that changed is not mixed in.
+        os.remove("ring.yaml")
+        with self.assertRaises(ValueError) as caught:
+            acesim.sweep(GRID, out="dir", shard="0/2")
+        self.assertIn("was run with other input files (platform: ring.yaml changed)", str(caught.exception))
+
+    def test_a_directory_another_thread_sweeps_into_is_refused(self):
+        import fcntl
+
+        acesim.sweep(GRID, out="dir")
+        # Another thread of this process holds it: flock(2) on its own open file.
+        with open(os.path.join("dir", "sweep.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            lock.write(f"pid {os.getpid()} on here, started now\n")
+            lock.flush()
+            with self.assertRaises(ValueError) as caught:
+                acesim.sweep(GRID, out="dir")
+            self.assertEqual(
+                str(caught.exception),
+                f"--out: dir is in use by another sweep (pid {os.getpid()} on here, started now); "
+                "wait for it to end, or give another --out",
+            )
+        # Threads at once: each sweep is the whole grid's, or refused.
+        outcomes = []
+
+        def work():
+            try:
+                outcomes.append(len(acesim.sweep(GRID, out="both", jobs=1)))
+            except ValueError as e:
+                outcomes.append(str(e))
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for o in outcomes:
+            self.assertTrue(o == 6 or "is in use by another sweep" in o, o)
+        self.assertIn(6, outcomes)
+        with open(os.path.join("both", "results.csv")) as f:
+            self.assertEqual(len(f.read().splitlines()), 7)
+        self.assertFalse(os.path.exists(os.path.join("both", "sweep.lock")))
 
     @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
     def test_a_file_that_cannot_be_written_raises_oserror(self):
