@@ -103,6 +103,7 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
   if (!o.precision.empty()) {
     const auto bytes = parse_precision(o.precision);
     if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'");
+    if (const std::string why = precision_unsupported(run.platform.npu, *bytes); !why.empty()) throw InputError("--precision: " + why);
     lo.bytes_per_element = *bytes;
   }
   lo.iterations = llm_iterations(o);

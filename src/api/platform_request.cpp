@@ -70,6 +70,13 @@ std::vector<std::pair<Rank, double>> parse_stragglers(const std::vector<std::str
       throw InputError("--straggler: rank " + std::to_string(rank) + " does not exist (0.." + std::to_string(npus - 1) + ")");
     }
     if (!(factor > 0.0 && factor <= 1000.0)) throw InputError("--straggler: factor must be in (0, 1000], got '" + factor_text + "'");
+    // Two factors for one rank: neither is what the other meant.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i].first == rank) {
+        throw InputError("--straggler: rank " + std::to_string(rank) + " is given twice ('" + items[i] + "' and '" + s +
+                         "'); give each rank once");
+      }
+    }
     out.emplace_back(static_cast<Rank>(rank), factor);
   }
   return out;
@@ -161,6 +168,10 @@ void apply_nccl_options(const CollectiveRequest& o, CollectiveOp op, PlatformCon
   if (o.proto && normalize_name(*o.proto) != "auto") {
     n.proto = parse_nccl_proto(*o.proto);
     if (!n.proto) throw InputError("--proto: unknown protocol '" + *o.proto + "'" + suggestion(*o.proto, nccl_proto_names()));
+    if (op == CollectiveOp::kAllToAll && !nccl_applied(n, op).proto) {
+      throw InputError("--proto " + *o.proto + ": NCCL runs all-to-all as point-to-point sends, which use simple or ll, "
+                       "never ll128; use --proto simple, ll or auto");
+    }
   }
   if (o.channels) {
     if (*o.channels < 1 || *o.channels > 64) {

@@ -57,6 +57,7 @@ WorkloadConfig workload_config(const TrainingRequest& o, const PlatformConfig& p
   if (!o.precision.empty()) {
     const auto bytes = parse_precision(o.precision);
     if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'" + suggestion(o.precision, precision_names()));
+    if (const std::string why = precision_unsupported(platform.npu, *bytes); !why.empty()) throw InputError("--precision: " + why);
     wc.bytes_per_element = *bytes;
   }
   if (o.iterations) {

@@ -478,10 +478,19 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
   }
   const std::int64_t order = cfg_.policy == SchedulingPolicy::kLifo ? -c.serial : c.serial;
   GroupQueue& gq = queues_[q];
-  gq.heap.push_back(Waiting{order, phase, chunk, id, instance});
-  std::push_heap(gq.heap.begin(), gq.heap.end(), [](const Waiting& a, const Waiting& b) {
-    return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
-  });
+  if (phase == 0 && gated_) {
+    Entering& e = entering_[pack_key(id, static_cast<std::uint32_t>(q))];
+    if (e.head >= 0 && e.instance == instance && chunk > (e.rest.empty() ? e.head : e.rest.back())) {
+      e.rest.push_back(chunk);
+      request_dispatch(q);
+      return;
+    }
+    if (e.head < 0) {
+      e.head = chunk;
+      e.instance = instance;
+    }  // else out of order: waits in the heap on its own
+  }
+  gq.push(Waiting{order, phase, chunk, id, instance});
   request_dispatch(q);
 }
 
@@ -494,9 +503,6 @@ bool CollectiveEngine::admit(const Waiting& w) {
 
 void CollectiveEngine::dispatch(std::int32_t q) {
   GroupQueue& gq = queues_[q];
-  const auto later = [](const Waiting& a, const Waiting& b) {
-    return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
-  };
   while (gq.running < cfg_.active_chunks_per_dim && !gq.heap.empty()) {
     // The best waiting chunk that can run now. A chunk entering a
     // collective may need room at every member's endpoint (admit); while it
@@ -506,16 +512,16 @@ void CollectiveEngine::dispatch(std::int32_t q) {
     skipped_.clear();
     bool found = false;
     while (!gq.heap.empty()) {
-      std::pop_heap(gq.heap.begin(), gq.heap.end(), later);
+      std::pop_heap(gq.heap.begin(), gq.heap.end(), GroupQueue::later);
       const Waiting w = gq.heap.back();
       gq.heap.pop_back();
       if (admit(w)) {
         for (const Waiting& s : skipped_) {
-          gq.heap.push_back(s);
-          std::push_heap(gq.heap.begin(), gq.heap.end(), later);
+          gq.push(s);
         }
         ++gq.running;
         launch(w, q);
+        if (w.phase == 0 && gated_) next_entering(w, q);
         found = true;
         break;
       }
@@ -523,13 +529,34 @@ void CollectiveEngine::dispatch(std::int32_t q) {
     }
     if (!found) {
       for (const Waiting& s : skipped_) {
-        gq.heap.push_back(s);
-        std::push_heap(gq.heap.begin(), gq.heap.end(), later);
+        gq.push(s);
       }
       entry_blocked_.push_back(q);
       return;
     }
   }
+}
+
+bool CollectiveEngine::GroupQueue::later(const Waiting& a, const Waiting& b) {
+  return runs_later(a.order, a.phase, a.chunk, b.order, b.phase, b.chunk);
+}
+
+void CollectiveEngine::GroupQueue::push(const Waiting& w) {
+  heap.push_back(w);
+  std::push_heap(heap.begin(), heap.end(), later);
+}
+
+void CollectiveEngine::next_entering(const Waiting& w, std::int32_t q) {
+  const auto it = entering_.find(pack_key(w.coll, static_cast<std::uint32_t>(q)));
+  if (it == entering_.end() || it->second.head != w.chunk || it->second.instance != w.instance) return;
+  Entering& e = it->second;
+  if (e.rest.empty()) {
+    entering_.erase(it);
+    return;
+  }
+  e.head = e.rest.front();
+  e.rest.pop_front();
+  queues_[q].push(Waiting{w.order, 0, e.head, w.coll, w.instance});
 }
 
 void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {

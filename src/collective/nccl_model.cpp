@@ -401,18 +401,23 @@ bool nccl_runs(const NcclView& v, CollectiveOp op) {
   return nccl_models(op) && (op != CollectiveOp::kAllToAll || v.nranks <= kMaxP2pRanks);
 }
 
-NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, const NcclSettings& s) {
+NcclSettings nccl_applied(const NcclSettings& s, CollectiveOp op) {
+  NcclSettings a = s;
+  if (op == CollectiveOp::kAllToAll && a.algo != NcclAlgo::kP2p) a.algo.reset();
+  if (op == CollectiveOp::kAllToAll && a.proto == NcclProto::kLL128) a.proto.reset();
+  return a;
+}
+
+NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, const NcclSettings& settings) {
   NcclView v = view;
-  v.arch = s.arch;
-  // NCCL_ALGO and LL128 do not apply to point-to-point sends: a platform's
-  // forced algorithm or protocol leaves all-to-all as NCCL runs it.
-  const bool p2p_op = op == CollectiveOp::kAllToAll;
+  v.arch = settings.arch;
+  // A platform's forced algorithm or protocol that does not apply to the
+  // operation leaves it as NCCL runs it.
+  const NcclSettings s = nccl_applied(settings, op);
   const NcclAlgo no_algo = static_cast<NcclAlgo>(-1);
   const NcclProto no_proto = static_cast<NcclProto>(-1);
-  NcclAlgo forced_algo = s.algo.value_or(no_algo);
-  NcclProto forced_proto = s.proto.value_or(no_proto);
-  if (p2p_op && forced_algo != NcclAlgo::kP2p) forced_algo = no_algo;
-  if (p2p_op && forced_proto == NcclProto::kLL128) forced_proto = no_proto;
+  const NcclAlgo forced_algo = s.algo.value_or(no_algo);
+  const NcclProto forced_proto = s.proto.value_or(no_proto);
   if (forced_algo != no_algo) {
     if (auto why = nccl_unsupported(v, op, forced_algo)) throw std::invalid_argument(*why);
   }

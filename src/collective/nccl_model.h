@@ -108,6 +108,9 @@ struct NcclChoice {
 // The pair NCCL's cost model picks among those `s` allows (or the forced
 // one). Throws std::invalid_argument (one line) when nothing can run.
 NcclChoice nccl_choose(const NcclView& v, CollectiveOp op, double bytes, const NcclSettings& s);
+// The settings that apply to `op`: NCCL_ALGO (but p2p) and LL128 do not
+// apply to point-to-point sends, so all-to-all runs without them.
+NcclSettings nccl_applied(const NcclSettings& s, CollectiveOp op);
 
 // Why the NCCL model cannot run symmetrically (one rank for all) on
 // `dims`, or an empty string.

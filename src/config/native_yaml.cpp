@@ -237,7 +237,7 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   using namespace yaml;
   check_map(node, file, "npu",
             {"compute_units", "unit_TFLOPS", "hbm_GBps", "hbm_capacity_GB", "hbm_sharing", "hbm_comm_share", "timed_kernel_hbm_fraction",
-             "fixed_kernel_times"});
+             "fixed_kernel_times", "fp8"});
   if (node["compute_units"]) {
     const long long u = integer(node["compute_units"], file, "npu.compute_units");
     if (u < 1 || u > 1'000'000) {
@@ -278,6 +278,7 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
     }
   }
   if (node["fixed_kernel_times"]) npu.fixed_kernel_times = boolean(node["fixed_kernel_times"], file, "npu.fixed_kernel_times");
+  if (node["fp8"]) npu.fp8 = boolean(node["fp8"], file, "npu.fp8");
 }
 
 void read_communication(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
@@ -444,7 +445,12 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
                       "is " + std::to_string(pc.npu.compute_units) + ", fewer than the default communication.sm.units (" +
                           std::to_string(pc.npu.sm.units) + "); set communication.sm.units too");
   }
-  if (root["workload"]) read_workload(root["workload"], pc.workload, static_cast<int>(pc.dims.size()), file, folder);
+  if (root["workload"]) {
+    read_workload(root["workload"], pc.workload, static_cast<int>(pc.dims.size()), file, folder);
+    if (const std::string why = precision_unsupported(pc.npu, pc.workload.bytes_per_element); !why.empty()) {
+      throw_input_error(file, line_of(root["workload"]["precision"]), "workload.precision", why);
+    }
+  }
 
   if (root["network"]) {
     const YAML::Node n = root["network"];

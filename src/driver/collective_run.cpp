@@ -17,8 +17,7 @@
 
 namespace acesim {
 
-void check_collective_limits(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes,
-                             bool symmetric) {
+void check_collective_limits(const PlatformConfig& platform, std::uint64_t bytes, const std::string& full_reason) {
   // Simulated time: every byte crosses the slowest link a few times at most.
   double slowest = std::numeric_limits<double>::infinity();
   long long npus = 1;
@@ -32,16 +31,18 @@ void check_collective_limits(const PlatformConfig& platform, const CollectiveReq
                                  bytes, slowest / 1e9, 4.0 * static_cast<double>(bytes) / slowest));
   }
   // Memory: per chunk and group, per phase, when every rank is simulated.
-  if (!symmetric) {
+  if (!full_reason.empty()) {
     const double chunks = std::max<double>(platform.collectives.chunks,
         platform.collectives.max_chunk_bytes > 0 ? std::ceil(static_cast<double>(bytes) / static_cast<double>(platform.collectives.max_chunk_bytes)) : 1.0);
     const double estimate = static_cast<double>(npus) * (64.0 + 4.0 * chunks * static_cast<double>(platform.dims.size()));
     if (estimate > 8.0 * (1ULL << 30)) {
-      throw InputError(fmt::format("simulating all {} ranks of this collective ({:.0f} chunks) needs about {:.1f} GiB; "
-                                   "leave out --full, or use fewer chunks", npus, chunks, estimate / (1ULL << 30)));
+      throw InputError(fmt::format("simulating all {} ranks of this collective ({}) with {:.0f} chunks needs about {:.1f} GiB "
+                                   "({} ranks x 4 B x {:.0f} chunks x {} dimensions); the limit is 8 GiB: {}",
+                                   npus, full_reason, chunks, estimate / (1ULL << 30), npus, chunks, platform.dims.size(),
+                                   full_reason == "--full" ? "leave out --full, or use fewer chunks"
+                                                           : "a smaller size, fewer --chunks or a larger collectives.max_chunk_bytes"));
     }
   }
-  (void)req;
 }
 
 CollectiveResult run_collective(const PlatformConfig& platform, const CollectiveRequestSpec& req, std::uint64_t bytes,
@@ -51,7 +52,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   if (asymmetry.empty() && !req.members.empty()) asymmetry = "a group of listed ranks";
   if (asymmetry.empty() && is_rooted(req.op)) asymmetry = "a rooted collective";
   const bool symmetric = !req.full && asymmetry.empty();
-  check_collective_limits(platform, req, bytes, symmetric);
+  check_collective_limits(platform, bytes, symmetric ? std::string() : req.full ? "--full" : "full: " + asymmetry);
   progress.stage("building");
   PlatformInstance pi(platform, symmetric);
   for (const auto& [rank, factor] : req.stragglers) pi.topology.set_npu_link_slowdown(rank, factor);

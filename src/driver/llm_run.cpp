@@ -79,8 +79,9 @@ class LlmRecorder final : public GraphObserver {
 //            own, which holds on fabrics of switches, rails and full meshes
 //            (no link shared by two groups)
 //   full     every rank
-// Graph nodes held at once over all simulated ranks (about 100 bytes each).
-constexpr double kMaxTotalNodes = 300e6;
+// Memory a run may take: its graphs' nodes over all simulated ranks
+// (StagedJob::estimated_bytes_per_rank).
+constexpr double kMaxBytes = 8.0 * (1ULL << 30);
 
 struct Mode {
   enum Kind { kOne, kStages, kFull } kind = kFull;
@@ -248,7 +249,11 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
     throw InputError("the plan does not fit in HBM: " + format_memory(*worst, hbm_GB) +
                      " (--allow-oom runs it anyway; more --tp/--pp, --zero, --recompute or a smaller --micro-batch need less)");
   }
-  options.progress.stage("building");
+  // Building the graphs counts for a fifth of the progress shown, so that
+  // a long build shows an estimate of the time left too.
+  const Progress building = options.progress.share(0.0, 0.2, "");
+  const Progress simulating = options.progress.share(0.2, 1.0, "");
+  building.stage("building");
   const Mode mode = choose_mode(platform, job, options);
   std::vector<Rank> followed, simulated;
   for (int s = 0; s < (mode.kind == Mode::kOne ? 1 : plan.pp); ++s) {
@@ -256,12 +261,21 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
     for (Rank r : job.layout().cp_group(followed.back())) simulated.push_back(r);
   }
   const double ranks_built = mode.kind == Mode::kFull ? static_cast<double>(topo.num_npus()) : static_cast<double>(simulated.size());
-  if (job.estimated_nodes_per_rank() * ranks_built > kMaxTotalNodes) {
-    throw InputError("the simulation would hold about " + std::to_string(static_cast<long long>(job.estimated_nodes_per_rank() * ranks_built)) +
-                     " graph nodes over " + std::to_string(static_cast<long long>(ranks_built)) + " ranks (" +
-                     (mode.kind != Mode::kFull ? std::string("one rank per stage") : mode.why.empty() ? std::string("--full") : "full: " + mode.why) +
-                     "), more than 300000000: fewer micro-batches or iterations" +
-                     (options.full ? ", or without --full" : ""));
+  const double nodes = job.estimated_nodes_per_rank() * ranks_built;
+  const double bytes = job.estimated_bytes_per_rank() * ranks_built;
+  if (bytes > kMaxBytes) {
+    const std::string why = mode.kind == Mode::kOne      ? "one rank for all"
+                            : mode.kind == Mode::kStages ? (plan.cp > 1 ? "one rank per stage with its context-parallel ring"
+                                                                        : "one rank per stage")
+                            : mode.why.empty()           ? "--full"
+                                                         : "full: " + mode.why;
+    throw InputError(fmt::format("the simulation would hold about {:.3g} graph nodes ({:.0f} ranks ({}) x {:.4g} per rank: {}), "
+                                 "about {:.1f} GiB ({:.0f} B a node{}); the limit is 8 GiB: fewer micro-batches or iterations{}{}",
+                                 nodes, ranks_built, why, job.estimated_nodes_per_rank(), job.estimate_terms(),
+                                 bytes / (1ULL << 30), StagedJob::kBytesPerNode,
+                                 plan.cp > 1 ? fmt::format(", {:.0f} B a ring node", StagedJob::kBytesPerRingNode) : "",
+                                 plan.cp > 1 ? ", a smaller --cp" : "",
+                                 options.full ? ", or without --full" : ""));
   }
   std::unique_ptr<PlatformInstance> owned =
       mode.kind == Mode::kStages ? std::make_unique<PlatformInstance>(platform, simulated)
@@ -274,11 +288,13 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   const LlmRankGraph empty;
   std::vector<const LlmRankGraph*> graphs(static_cast<std::size_t>(ranks), &empty);
   std::vector<const WorkGraph*> per_rank(static_cast<std::size_t>(ranks), &empty.graph);
+  double ranks_done = 0.0;
   for (Rank r = 0; r < ranks; ++r) {
     if (mode.kind == Mode::kStages && std::find(simulated.begin(), simulated.end(), r) == simulated.end()) continue;
     built[static_cast<std::size_t>(r)] = std::make_unique<LlmRankGraph>(job.build(r, mode.kind == Mode::kStages));
     graphs[static_cast<std::size_t>(r)] = built[static_cast<std::size_t>(r)].get();
     per_rank[static_cast<std::size_t>(r)] = &built[static_cast<std::size_t>(r)]->graph;
+    building.report(-1, 0, static_cast<double>(++ranks_done) / ranks_built);
   }
   const int iterations = job.iterations();
   LlmRecorder rec(graphs, followed, iterations);
@@ -286,10 +302,10 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   ro.observer = &rec;
   GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, per_rank, ro);
   ex.start();
-  options.progress.stage("simulating");
-  options.progress.watch(pi.sim, [&] { return ex.fraction_done(); });
+  simulating.stage("simulating");
+  simulating.watch(pi.sim, [&] { return ex.fraction_done(); });
   run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
-  options.progress.report(pi.sim.now(), pi.sim.stats().events + pi.sim.stats().completions, 1.0);
+  simulating.report(pi.sim.now(), pi.sim.stats().events + pi.sim.stats().completions, 1.0);
   pi.endpoints.settle();
 
   LlmReport rep;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "collective/collective_engine.h"
 #include "config/input_error.h"
 #include "platform/platform_instance.h"
@@ -99,12 +101,19 @@ void check_size(const PlatformConfig& platform, const Workload& workload, bool s
     throw InputError("this run would simulate about " + std::to_string(static_cast<long long>(estimate_s)) +
                      " s, past what int64 picoseconds can count (106 days); use fewer iterations");
   }
+  // Memory per simulated rank: its state, its graph (96 B per layer and
+  // iteration), and per layer a collective in flight whose chunks each
+  // rank counts per dimension (4 B each).
   const double ranks = symmetric ? 1.0 : static_cast<double>(npus);
-  const double memory = ranks * (2048.0 + 96.0 * static_cast<double>(workload.layers.size()) * workload.iterations);
-  if (memory > 8.0 * (1ULL << 30)) {
-    throw InputError("simulating all " + std::to_string(npus) + " ranks needs about " +
-                     std::to_string(static_cast<long long>(memory / (1ULL << 30))) +
-                     " GiB; leave out --full and stragglers, or use a smaller platform");
+  const auto layers = static_cast<double>(workload.layers.size());
+  const double chunks = platform.collectives.chunks;
+  const auto dims = static_cast<double>(platform.dims.size());
+  const double per_rank = 2048.0 + 96.0 * layers * workload.iterations + 4.0 * layers * chunks * dims;
+  if (ranks * per_rank > 8.0 * (1ULL << 30)) {
+    throw InputError(fmt::format("simulating all {} ranks needs about {:.1f} GiB ({} ranks x (2048 B + 96 B x {} layers x {} "
+                                 "iterations + 4 B x {} layers x {} chunks x {} dimensions)); the limit is 8 GiB: leave out "
+                                 "--full and stragglers, or use a smaller platform",
+                                 npus, ranks * per_rank / (1ULL << 30), npus, layers, workload.iterations, layers, chunks, dims));
   }
 }
 

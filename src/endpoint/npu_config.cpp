@@ -33,6 +33,12 @@ std::vector<std::string> hbm_sharing_names() { return {"fair", "compute-priority
 
 NpuConfig default_npu() { return NpuConfig{}; }
 
+std::string precision_unsupported(const NpuConfig& npu, int bytes_per_element) {
+  if (bytes_per_element != 1 || npu.fp8) return {};
+  return "fp8 needs FP8 tensor cores, which this platform's GPU lacks (npu.fp8 is false, as for A100 and older GPUs; "
+         "H100, H200 and B200 have them)";
+}
+
 std::string validate(const NpuConfig& npu) {
   if (executor_registry().find(npu.executor) == nullptr) return executor_registry().unknown(npu.executor);
   if (npu.compute_units < 1) return "npu.compute_units must be >= 1";

@@ -51,6 +51,8 @@ struct NpuConfig {
   // (fraction of peak bandwidth); fixed_kernel_times keeps them as given.
   double timed_kernel_hbm_fraction = 0.5;
   bool fixed_kernel_times = false;
+  // FP8 tensor cores (Hopper, Blackwell): what --precision fp8 needs.
+  bool fp8 = false;
   // The executor's canonical name in executor_registry() (executor_registry.h).
   std::string executor = "ideal";
   SmParams sm;
@@ -61,6 +63,10 @@ struct NpuConfig {
 
 // The default NPU (a V100/TPU-v3-era accelerator; docs/model.md says why).
 NpuConfig default_npu();
+
+// Why the NPU cannot train at `bytes_per_element` per value (1: fp8), or
+// an empty string.
+std::string precision_unsupported(const NpuConfig& npu, int bytes_per_element);
 
 // A description of the first problem (an unknown executor included), or an
 // empty string.

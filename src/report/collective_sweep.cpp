@@ -71,7 +71,8 @@ std::string format_table(const PlatformConfig& platform, const CollectiveRequest
       for (std::size_t d = 0; d < oc.per_dim.size(); ++d) algs += (d ? "," : "") + std::string(to_string(oc.per_dim[d]));
     }
     if (platform.collectives.nccl.enabled && nccl_models(req.op)) {
-      const NcclSettings& n = platform.collectives.nccl;
+      // What applies to the operation (a platform's LL128 does not to all-to-all).
+      const NcclSettings n = nccl_applied(platform.collectives.nccl, req.op);
       out += fmt::format("# acesim collective: {} on {} NPUs (NCCL model: algorithm {}, protocol {}, channels {})\n",
                          to_string(req.op), npus, n.algo ? to_string(*n.algo) : "auto", n.proto ? to_string(*n.proto) : "auto",
                          n.channels > 0 ? std::to_string(n.channels) : "default");

@@ -457,6 +457,52 @@ TEST(LlmGraph, ContextParallelRingSendsPerAttention) {
   }
 }
 
+// ---------------------------------------------------------------- size
+
+// The estimate that refuses runs too large to hold (llm_run.cpp) must not
+// fall below what the builder makes, nor far above it: built graphs of
+// every kind of plan against it, context parallelism included (its ring
+// steps were left out, and tp 8 x cp 1024 grew past 12 GB).
+TEST(LlmGraph, EstimatedNodesBoundTheBuiltGraphs) {
+  struct Case {
+    std::string name;
+    TransformerShape model;
+    ParallelPlan plan;
+    int npus;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"plain", small(), plan(1, 1, 1, 2), 1});
+  cases.push_back({"tp 2, sequence parallel, zero 3", small(), plan(2, 1, 2, 4), 4});
+  cases.back().plan.sequence_parallel = true;
+  cases.back().plan.zero = 3;
+  cases.push_back({"pp 2 interleaved", small(true), plan(1, 2, 1, 4), 2});
+  cases.back().plan.schedule = PipeSchedule::kInterleaved;
+  cases.back().plan.virtual_stages = 2;
+  cases.push_back({"full recomputation, zero 1", small(), plan(2, 1, 2, 4), 4});
+  cases.back().plan.recompute = Recompute::kFull;
+  cases.back().plan.zero = 1;
+  cases.push_back({"moe, ep 2", small_moe(), plan(2, 1, 2, 2), 4});
+  cases.back().plan.sequence_parallel = true;
+  cases.back().plan.ep = 2;
+  for (int cp : {2, 8, 64}) {
+    cases.push_back({"cp " + std::to_string(cp), small(), plan(1, 1, 1, 2), cp});
+    cases.back().plan.cp = cp;
+    cases.push_back({"cp " + std::to_string(cp) + ", selective", small(), plan(2, 1, 1, 1), 2 * cp});
+    cases.back().plan.cp = cp;
+    cases.back().plan.recompute = Recompute::kSelective;
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Topology topo = flat(c.npus);
+    const LlmJob job(c.model, c.plan, topo);
+    for (Rank r : {Rank{0}, static_cast<Rank>(c.npus - 1)}) {
+      const double built = static_cast<double>(job.build(r).graph.size());
+      EXPECT_GE(job.estimated_nodes_per_rank(), built) << "rank " << r;
+      EXPECT_LE(job.estimated_nodes_per_rank(), 3.0 * built) << "rank " << r;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- FLOPs
 
 // A layer's forward kernels on one tp rank: 24 b s h^2 / t for the GEMMs

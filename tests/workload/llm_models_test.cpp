@@ -203,7 +203,22 @@ TEST(LlmModels, TensorParallelMustDivideTheKeyValueHeads) {
   }
 }
 
-class LlmCli : public test::CliTest {};
+class LlmCli : public test::CliTest {
+ protected:
+  // A model file `name` of `text` is refused in one line holding each of `parts`.
+  void refused_file(const std::string& name, const std::string& text, std::initializer_list<std::string> parts) {
+    const std::string path = write(name, text);
+    try {
+      (void)read_transformer_file(path);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+      for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what << " lacks " << p;
+    }
+  }
+};
 
 TEST_F(LlmCli, ModelFilesRunAndBadOnesAreRefused) {
   const std::string ok = write("m.yaml",
@@ -275,20 +290,25 @@ TEST_F(LlmCli, MoeModelFileKeys) {
   expect_bad_input({"run", "--model", ok, "--tp", "1", "--ep", "3"}, {"--ep 3", "experts (16)"});
 }
 
+// Heads split hidden evenly, and key/value heads are shared by whole groups
+// of query heads: a model file that breaks either is refused at its line,
+// before any plan is built from it.
+TEST_F(LlmCli, ImpossibleAttentionShapesAreRefused) {
+  auto refused = [&](const std::string& text, std::initializer_list<std::string> parts) { refused_file("heads.yaml", text, parts); };
+  const std::string tail = "seq: 1024\nvocab: 32000\n";
+  refused("layers: 2\nhidden: 1024\nheads: 16\nkv_heads: 32\n" + tail,
+          {"heads.yaml:4", "kv_heads", "must divide heads (16), got 32"});
+  refused("layers: 2\nhidden: 1024\nheads: 16\nkv_heads: 6\n" + tail,
+          {"heads.yaml:4", "kv_heads", "must divide heads (16), got 6"});
+  refused("layers: 2\nhidden: 1000\nheads: 16\n" + tail, {"heads.yaml:3", "heads", "must divide hidden (1000), got 16"});
+  // The same through the CLI: one line, exit status 2.
+  expect_bad_input({"run", "--model", write("h.yaml", "layers: 2\nhidden: 1024\nheads: 16\nkv_heads: 32\n" + tail)},
+                   {"kv_heads", "must divide heads (16)"});
+}
+
 TEST_F(LlmCli, BadMoeModelFileKeysAreOneLineErrors) {
   const std::string base = "layers: 4\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32000\n";  // lines 1-5
-  auto refused = [&](const std::string& extra, std::initializer_list<std::string> parts) {
-    const std::string path = write("bad.yaml", base + extra);
-    try {
-      (void)read_transformer_file(path);
-      ADD_FAILURE() << "accepted: " << extra;
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-      EXPECT_NE(what.find("bad.yaml"), std::string::npos) << what;
-      for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what << " lacks " << p;
-    }
-  };
+  auto refused = [&](const std::string& extra, std::initializer_list<std::string> parts) { refused_file("bad.yaml", base + extra, parts); };
   const std::string moe = "experts: 8\ntop_k: 2\nmoe_ffn_hidden: 2048\n";  // lines 6-8
   refused("experts: 8\ntop_k: 9\nmoe_ffn_hidden: 2048\n", {"bad.yaml:7", "top_k", "1..experts (8)", "9"});
   refused("experts: 8\ntop_k: 0\nmoe_ffn_hidden: 2048\n", {"bad.yaml:7", "top_k", "1..experts (8)", "got 0"});

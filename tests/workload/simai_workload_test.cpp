@@ -226,6 +226,29 @@ TEST(SimaiWorkload, RefusesBadFilesWithOneLineNamingTheSpot) {
                  "w.txt:2", "hold no 2 consecutive blocks");
 }
 
+// A header whose ga disagrees with the micro-batch blocks the rows hold:
+// GPT-13B's sample has 4 blocks of 81 rows (embedding + 40 x (attention,
+// MLP)). With ga 3 the fourth block used to run once, as rows after the
+// micro-batches; it is refused now. (ga 2 stays indistinguishable from 2
+// micro-batches of twice the rows, docs/workloads.md.)
+TEST(SimaiWorkload, RefusesAGaTheBlocksDisagreeWith) {
+  std::string text = read_text_file(sample("gpt13b_tp8_pp1_ws64_gbs32_aicbgen.txt"));
+  const std::size_t at = text.find(" ga: 4 ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(parse_simai_workload(text, "w.txt").block, 81u);
+  text.replace(at, 7, " ga: 3 ");
+  expect_refused(text, "w.txt:2",
+                 "ga 3 disagrees with the rows: after 3 blocks of 81 rows (from row 8) the rows go on as another block for 81 more");
+  // Rows that repeat within one micro-batch, one row too many for ga 4.
+  std::string rows;
+  for (int i = 0; i < 9; ++i) rows += kRow;
+  expect_refused("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ga: 4\n9\n" + rows, "w.txt:2",
+                 "ga 4 disagrees with the rows: after 4 blocks of 2 rows (from row 1) the rows go on as another block for 1 more");
+  // 8 such rows are 4 micro-batches of 2, as documented.
+  rows.erase(0, kRow.size());
+  EXPECT_EQ(parse_simai_workload("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ga: 4\n8\n" + rows, "w.txt").block, 2u);
+}
+
 TEST(SimaiWorkload, ReadsWhatAicbAndSimaiAccept) {
   // pp_comm as AICB writes it with sequence parallelism (a Python float),
   // read as SimAI does (its integer part); CRLF line ends.

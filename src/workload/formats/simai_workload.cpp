@@ -206,6 +206,15 @@ class Reader {
       }
       for (std::size_t b = m / ga; b >= 1; --b) {
         if (z[b] >= (ga - 1) * b) {
+          // The rows after the ga blocks must not go on as one more: a
+          // file with more micro-batches than its header's ga (or ga
+          // blocks of a different length) would run some of them as rows
+          // after the micro-batches, once.
+          if (z[b] > (ga - 1) * b) {
+            fail(count_line, 0, fmt::format("ga {} disagrees with the rows: after {} blocks of {} rows (from row {}) the rows "
+                                            "go on as another block for {} more; AICB writes one block per micro-batch",
+                                            w.ga, w.ga, b, p + 1, z[b] - (ga - 1) * b));
+          }
           w.preamble = p;
           w.block = b;
           return;

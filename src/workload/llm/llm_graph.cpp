@@ -10,6 +10,8 @@
 #include <optional>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "config/input_error.h"
 #include "workload/llm/pipeline_schedule.h"
 
@@ -53,12 +55,23 @@ LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, 
   constexpr double kMaxNodes = 50e6;
   const double nodes = estimated_nodes_per_rank();
   if (nodes > kMaxNodes) {
-    throw InputError("parallel plan: a rank would run about " + std::to_string(static_cast<long long>(nodes)) +
-                     " graph nodes (" + std::to_string(plan_.micro_batches()) + " micro-batches x " +
-                     std::to_string(layers_per_chunk() * plan_.virtual_stages) + " layers per stage x " +
-                     std::to_string(options_.iterations) + " iterations), more than 50000000: fewer micro-batches, "
-                     "more stages or fewer iterations");
+    throw InputError(fmt::format("parallel plan: a rank would run about {:.3g} graph nodes ({}), more than 5e7: fewer "
+                                 "micro-batches, more stages or fewer iterations{}",
+                                 nodes, estimate_terms(), plan_.cp > 1 ? ", or a smaller --cp" : ""));
   }
+}
+
+std::string LlmJob::estimate_terms() const {
+  std::string s = fmt::format("{} micro-batches x {} layers per stage x {} iterations x {:.0f} nodes per layer",
+                              plan_.micro_batches(), layers_per_chunk() * plan_.virtual_stages, options_.iterations,
+                              nodes_per_layer());
+  if (plan_.cp > 1) s += fmt::format(", of which {} attention passes x 3 (cp {} - 1) around the ring", attention_passes(), plan_.cp);
+  return s;
+}
+
+double LlmJob::nodes_per_layer() const {
+  const double base = plan_.recompute == Recompute::kFull ? 90.0 : 60.0;
+  return base + 3.0 * (plan_.cp - 1) * attention_passes();
 }
 
 double LlmJob::padded_vocab() const {

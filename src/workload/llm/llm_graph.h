@@ -106,11 +106,30 @@ class LlmJob final : public StagedJob {
   // The vocabulary Megatron-LM pads to a multiple of 128 x tp.
   double padded_vocab() const;
   int layers_per_chunk() const { return shape_.layers / (plan_.pp * plan_.virtual_stages); }
-  // About how many nodes one rank's graph holds (60 per layer and
-  // micro-batch: forward, backward and their collectives).
+  // About how many nodes one rank's graph holds, at most (llm_graph_test
+  // compares it with built graphs): nodes_per_layer() per layer and
+  // micro-batch.
   double estimated_nodes_per_rank() const override {
-    return 60.0 * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() * options_.iterations;
+    return nodes_per_layer() * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() * options_.iterations;
   }
+  // 60 per layer and micro-batch (forward, backward and their collectives;
+  // 90 with a recomputed forward), and with context parallelism each pass
+  // through attention (forward, backward, a recomputation) cp blocks of
+  // compute and cp - 1 sends and receives around the ring instead of one
+  // kernel.
+  double nodes_per_layer() const;
+  double estimated_bytes_per_rank() const override {
+    const double ring = ring_nodes_per_rank();
+    return kBytesPerNode * (estimated_nodes_per_rank() - ring) + kBytesPerRingNode * ring;
+  }
+  // Of those nodes, the context-parallel ring's beyond one kernel per pass.
+  double ring_nodes_per_rank() const {
+    return 3.0 * (plan_.cp - 1) * attention_passes() * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() *
+           options_.iterations;
+  }
+  // How many passes through attention a layer makes per micro-batch.
+  int attention_passes() const { return plan_.recompute == Recompute::kNone ? 2 : 3; }
+  std::string estimate_terms() const override;
   std::string name() const override { return shape_.name; }
   std::string plan_text() const override;
   int iterations() const override { return options_.iterations; }

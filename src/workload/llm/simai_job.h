@@ -50,6 +50,9 @@ class SimaiJob final : public StagedJob {
   double estimated_nodes_per_rank() const override {
     return 8.0 * static_cast<double>(workload_.rows.size()) * options_.iterations;
   }
+  std::string estimate_terms() const override {
+    return std::to_string(workload_.rows.size()) + " rows x " + std::to_string(options_.iterations) + " iterations x 8 nodes per row";
+  }
   double model_flops_per_gpu() const override { return 0.0; }  // the file gives times
   std::optional<MemoryBreakdown> stage_memory(int) const override { return std::nullopt; }
 

@@ -33,6 +33,17 @@ class StagedJob {
   virtual LlmRankGraph build(Rank r, bool listed) const = 0;
   // About how many nodes one rank's graph holds (to refuse runs too big to hold).
   virtual double estimated_nodes_per_rank() const = 0;
+  // What that estimate multiplies, in words ("2 micro-batches x 32 layers ...").
+  virtual std::string estimate_terms() const = 0;
+  // The memory those nodes take while the run holds them, with what the
+  // executor keeps for each: kBytesPerNode, and kBytesPerRingNode for the
+  // blocks, sends and receives of a context-parallel ring (their messages
+  // and pending matches). Measured on Llama 3 8B: about 57 B a node with
+  // --full on 1,024 GPUs; about 370 B a ring node with tp 8 and cp 16, 32
+  // and 64 (45, 154 and 572 MB).
+  static constexpr double kBytesPerNode = 64.0;
+  static constexpr double kBytesPerRingNode = 400.0;
+  virtual double estimated_bytes_per_rank() const { return kBytesPerNode * estimated_nodes_per_rank(); }
   // Model FLOPs per GPU and iteration as Megatron-LM counts them; 0: not counted.
   virtual double model_flops_per_gpu() const = 0;
   // Memory per GPU of pipeline stage `stage`; none: not modelled.

@@ -176,6 +176,17 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   m.hidden = bounded(root, "hidden", path, 1, 1LL << 28, "2^28");
   m.heads = positive(root, "heads", path);
   m.kv_heads = root["kv_heads"] ? positive(root, "kv_heads", path) : m.heads;
+  // Attention splits hidden into heads of hidden / heads each (there is no
+  // separate head width), and grouped-query attention shares each
+  // key/value head among heads / kv_heads query heads.
+  if (m.hidden % m.heads != 0) {
+    throw_input_error(path, yaml::line_of(root["heads"]), "heads",
+                      "must divide hidden (" + std::to_string(m.hidden) + "), got " + std::to_string(m.heads));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    throw_input_error(path, yaml::line_of(root["kv_heads"]), "kv_heads",
+                      "must divide heads (" + std::to_string(m.heads) + "), got " + std::to_string(m.kv_heads));
+  }
   m.ffn_hidden = root["ffn_hidden"] ? positive(root, "ffn_hidden", path) : 4 * m.hidden;
   m.seq = positive(root, "seq", path);
   m.vocab = positive(root, "vocab", path);
