@@ -69,6 +69,23 @@ class OutputFiles : public test::CliTest {
     EXPECT_EQ(lines.back().rfind("acesim: error: ", 0), 0u) << r.err;
     EXPECT_NE(lines.back().find(file + ": cannot write: No space left on device"), std::string::npos) << r.err;
   }
+  // `args` under a file-size limit of 0 with SIGXFSZ ignored: every write
+  // fails (EFBIG). A sweep writes through names of its own and never follows
+  // a link planted in its directory, so no /dev/full stands in for its files.
+  // Exit status 1 and a line naming a file that starts with `file`.
+  void expect_write_error_without_room(const std::vector<std::string>& args, const std::string& file) {
+    // The limit holds in the subshell only; its messages and status reach
+    // the file through a pipe, which the limit does not cover.
+    std::string cmd = "{ (trap '' XFSZ; ulimit -f 0; exec " + test::shell_quote(test::acesim_binary());
+    for (const std::string& a : args) cmd += " " + test::shell_quote(a);
+    cmd += ") 2>&1 >/dev/null; echo \"status $?\"; } | cat >" + test::shell_quote((dir_ / "err").string());
+    SCOPED_TRACE(cmd);
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    const std::string err = test::slurp(dir_ / "err");
+    EXPECT_NE(err.find("\nstatus 1\n"), std::string::npos) << err;
+    EXPECT_EQ(err.rfind("acesim: error: " + file, 0), 0u) << err;
+    EXPECT_NE(err.find(": cannot write: File too large"), std::string::npos) << err;
+  }
   std::string workload() {
     // A layer named with a comma and quotes, and 1234567891 bytes to all-reduce.
     return write("w.txt", "DATA\n1\nconv,\"1\" -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1234567891 5\n");
@@ -119,7 +136,7 @@ TEST_F(OutputFiles, LlmAndChakraOutputsOnAFullDisk) {
 TEST_F(OutputFiles, SweepAndReproduceOnAFullDisk) {
   const std::string grid = write("g.yaml", "command: collective\noptions: {platform: " + kRing8 +
                                                ", executor: ideal}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
-  expect_write_error({"sweep", grid, "--out", (dir_ / "s").string()}, full("s/results.csv.tmp"));
+  expect_write_error_without_room({"sweep", grid, "--out", (dir_ / "s").string()}, "--out: " + (dir_ / "s/sweep.json.").string());
   expect_write_error({"reproduce", "astra-sim-2.0", "--data", test::data_dir(), "--out", (dir_ / "a").string()},
                      full("a/results.csv"));
   expect_write_error({"reproduce", "ace-isca21", "--out", (dir_ / "r").string(), "--sizes", "16", "--workloads", "dlrm",
@@ -132,13 +149,14 @@ TEST_F(OutputFiles, SweepPlotOnAFullDisk) {
                                                ", executor: ideal}\ngrid:\n  bytes: [1MiB, 2MiB]\n");
   const std::string out = (dir_ / "s").string();
   expect_ok({"sweep", grid, "--out", out});
-  expect_write_error({"sweep", "plot", out, "--x", "bytes", "--y", "time_ns"}, full("s/plot.json"));
-  fs::remove(dir_ / "s" / "plot.json");
+  expect_write_error_without_room({"sweep", "plot", out, "--x", "bytes", "--y", "time_ns"},
+                                  "--out: " + (dir_ / "s/plot.json.").string());
   if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3-matplotlib";
   // matplotlib's savefig does not report a failed write; the script writes the PNG itself.
-  const test::CliRun r = run({"sweep", "plot", out, "--x", "bytes", "--y", "time_ns", "--out", kFull});
+  const std::string png = full("p.png");
+  const test::CliRun r = run({"sweep", "plot", out, "--x", "bytes", "--y", "time_ns", "--out", png});
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.err.rfind("acesim: error: sweep plot: /dev/full: not made: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("acesim: error: sweep plot: " + png + ": not made: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
 }
 
