@@ -104,6 +104,7 @@ struct TrainingRequest {
   std::string chakra_groups;  // communicator groups file (pg_name)
   std::optional<int> batch;   // built-in models
   std::string precision;      // built-in models
+  std::string kernel_times;   // transformer models: measured kernel times (compute/kernel_times.h)
   std::optional<int> iterations;  // default 2; Chakra traces: passes over them, default 1
   std::string compare;        // executors side by side, e.g. "sm,ace"
   int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "compute/kernel_pricer.h"
 #include "config/input_error.h"
 #include "config/units.h"
 #include "workload/formats/format_registry.h"
@@ -107,6 +108,14 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
     lo.bytes_per_element = *bytes;
   }
   lo.iterations = llm_iterations(o);
+  std::shared_ptr<const KernelTimes> measured;
+  if (!o.kernel_times.empty()) {
+    if (run.platform.npu.gpu.empty()) {
+      throw InputError("--kernel-times: the platform's npu names no GPU (npu.gpu) to match the file's rows against");
+    }
+    measured = std::make_shared<const KernelTimes>(KernelTimes::read(o.kernel_times, known_gpus()));
+  }
+  lo.pricer = make_kernel_pricer(run.platform.npu, measured);
   const LlmJob job(shape, llm_plan(o.llm, shape, topo), topo, lo);
   if (!o.llm.chakra_out.empty()) check_chakra_export_ranks(topo.num_npus());
   run_jobs(o, job, executors, run);

@@ -149,6 +149,9 @@ TrainingRun simulate_training(const TrainingRequest& o) {
     executors = {run.platform.npu.executor};
   }
   const Topology topo(run.platform.dims);
+  if (!o.kernel_times.empty() && (!o.chakra_prefix.empty() || is_simai_request(o) || !o.workload_file.empty())) {
+    throw InputError("--kernel-times applies to transformer models (--model); traces and workload files give their own kernel times");
+  }
   if (!o.chakra_prefix.empty()) {
     if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to Chakra traces");
     run_chakra_traces(o, executors, topo, run);
@@ -171,6 +174,7 @@ TrainingRun simulate_training(const TrainingRequest& o) {
     }
   }
   if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to workload files");
+  if (!o.kernel_times.empty()) throw InputError("--kernel-times applies to transformer models (--model), not to the layer-table models");
   const Workload workload = load_workload(o, run.platform, topo);
   TrainOptions to;
   to.trace_ranks = o.trace_ranks;

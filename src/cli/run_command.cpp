@@ -215,6 +215,10 @@ CommandRunner add_run_command(CLI::App& app) {
   c->add_option("--model", o->request.model, "built-in model (" + join_names(model_names()) + ") or a transformer model file (*.yaml)")->check(non_empty());
   o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
   c->add_option("--precision", o->request.precision, join_names(precision_names()) + " (built-in models)")->check(non_empty());
+  c->add_option("--kernel-times", o->request.kernel_times,
+                "CSV of measured kernel times (kind, gpu, dtype, shape, time_us) that replace the compute model where a row matches "
+                "(transformer models; docs/compute.md)")
+      ->check(non_empty());
   o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2; with --chakra: passes over the traces, default 1)");
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");

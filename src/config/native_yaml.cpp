@@ -8,6 +8,7 @@
 
 #include "algorithm/algorithm.h"
 #include "collective/nccl_model.h"
+#include "compute/compute_model.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/units.h"
@@ -237,7 +238,7 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   using namespace yaml;
   check_map(node, file, "npu",
             {"compute_units", "unit_TFLOPS", "hbm_GBps", "hbm_capacity_GB", "hbm_sharing", "hbm_comm_share", "timed_kernel_hbm_fraction",
-             "fixed_kernel_times", "fp8"});
+             "fixed_kernel_times", "fp8", "arch", "gpu", "clock_MHz"});
   if (node["compute_units"]) {
     const long long u = integer(node["compute_units"], file, "npu.compute_units");
     if (u < 1 || u > 1'000'000) {
@@ -279,6 +280,26 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   }
   if (node["fixed_kernel_times"]) npu.fixed_kernel_times = boolean(node["fixed_kernel_times"], file, "npu.fixed_kernel_times");
   if (node["fp8"]) npu.fp8 = boolean(node["fp8"], file, "npu.fp8");
+  if (node["arch"]) {
+    const std::string v = scalar(node["arch"], file, "npu.arch");
+    if (find_arch(v) == nullptr) {
+      throw_input_error(file, line_of(node["arch"]), "npu.arch", "no compute model for '" + v + "'" + suggestion(v, arch_names()));
+    }
+    npu.arch = v;
+  }
+  if (node["gpu"]) npu.gpu = scalar(node["gpu"], file, "npu.gpu");
+  if (node["clock_MHz"]) {
+    const YAML::Node c = node["clock_MHz"];
+    check_map(c, file, "npu.clock_MHz", {"peak", "sustained"});
+    require(c, "peak", file, "npu.clock_MHz");
+    require(c, "sustained", file, "npu.clock_MHz");
+    npu.peak_clock_MHz = positive_number(c["peak"], file, "npu.clock_MHz.peak", 1e5);
+    npu.sustained_clock_MHz = positive_number(c["sustained"], file, "npu.clock_MHz.sustained", 1e5);
+    if (npu.sustained_clock_MHz > npu.peak_clock_MHz) {
+      throw_input_error(file, line_of(c["sustained"]), "npu.clock_MHz.sustained",
+                        "must not exceed the peak's clock (" + c["peak"].Scalar() + " MHz), got " + c["sustained"].Scalar());
+    }
+  }
 }
 
 void read_communication(const YAML::Node& node, NpuConfig& npu, const std::string& file) {

@@ -336,6 +336,14 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   rep.collectives = ex.collectives_created().size();
   rep.messages = ex.messages();
   rep.events = pi.sim.stats().events + pi.sim.stats().completions;
+  for (const auto& g : built) {
+    if (!g) continue;
+    rep.kernels_measured += g->kernels_measured;
+    rep.kernels_modelled += g->kernels_modelled;
+    rep.kernels_constant += g->kernels_constant;
+  }
+  rep.compute_model = platform.npu.arch;
+  rep.kernel_times = job.kernel_times();
   return rep;
 }
 

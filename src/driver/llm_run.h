@@ -83,6 +83,14 @@ struct LlmReport {
   std::size_t collectives = 0;
   std::size_t messages = 0;
   std::uint64_t events = 0;
+  // The simulated ranks' kernels: priced from a kernel-times file, by the
+  // compute model (compute_model names its architecture), at constant
+  // efficiencies.
+  std::uint64_t kernels_measured = 0;
+  std::uint64_t kernels_modelled = 0;
+  std::uint64_t kernels_constant = 0;
+  std::string compute_model;
+  std::string kernel_times;  // the file, if any
 };
 
 // Throws InputError for plans the platform cannot run or whose memory does

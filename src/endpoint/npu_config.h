@@ -53,12 +53,26 @@ struct NpuConfig {
   bool fixed_kernel_times = false;
   // FP8 tensor cores (Hopper, Blackwell): what --precision fp8 needs.
   bool fp8 = false;
+  // The compute model (compute/compute_model.h): the architecture whose
+  // kernel constants price LLM kernels by shape (empty: every kernel at
+  // the constant efficiencies of default_llm_efficiency()), the GPU's name
+  // as kernel-times files give it, and the clocks: the one the datasheet's
+  // peak is quoted at and the one sustained under the power limit (0: the
+  // measured GPU's, whose constants the architecture holds).
+  std::string arch;
+  std::string gpu;
+  double peak_clock_MHz = 0.0;
+  double sustained_clock_MHz = 0.0;
   // The executor's canonical name in executor_registry() (executor_registry.h).
   std::string executor = "ideal";
   SmParams sm;
   AceParams ace;
 
   double peak_flops() const { return compute_units * unit_TFLOPS * 1e12; }
+  // Sustained over peak clock; 0 when the clocks are not given.
+  double sustained_clock_ratio() const {
+    return peak_clock_MHz > 0.0 && sustained_clock_MHz > 0.0 ? sustained_clock_MHz / peak_clock_MHz : 0.0;
+  }
 };
 
 // The default NPU (a V100/TPU-v3-era accelerator; docs/model.md says why).

@@ -26,11 +26,21 @@ nlohmann::json counted(double v) { return v > 0.0 ? nlohmann::json(v) : nlohmann
 
 }  // namespace
 
+std::string format_kernel_sources(const LlmReport& r) {
+  if (r.kernels_measured + r.kernels_modelled == 0) return {};
+  std::string out = "# kernels: ";
+  if (r.kernels_measured > 0) out += fmt::format("{} from {}, ", r.kernels_measured, r.kernel_times);
+  out += fmt::format("{} from the {} compute model", r.kernels_modelled, r.compute_model.empty() ? "no" : r.compute_model);
+  if (r.kernels_constant > 0) out += fmt::format(", {} at constant efficiencies", r.kernels_constant);
+  return out + "\n";
+}
+
 std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
   std::string out;
   out += fmt::format("# acesim run: {} on {} GPUs: {}\n", r.model, r.npus, r.plan);
   out += fmt::format("# platform: {} ({}), executor {}\n", describe_platform(platform), platform.source, r.executor);
   out += fmt::format("# simulated {} of {} ranks: {}\n", r.simulated_ranks, r.npus, r.simulation);
+  out += format_kernel_sources(r);
   out += fmt::format("iteration time        {:>12.3f} ms\n", ms(r.iteration_ps));
   // The parts are means over the stages, each of its own iteration.
   const TimePs it = r.stage_iteration_ps;
@@ -70,6 +80,7 @@ std::string format_llm_comparison(const std::vector<LlmReport>& runs, const Plat
   out += fmt::format("# acesim run: {} on {} GPUs: {}\n", runs[0].model, runs[0].npus, runs[0].plan);
   out += fmt::format("# platform: {} ({})\n", describe_platform(platform), platform.source);
   out += fmt::format("# simulated {} of {} ranks: {}\n", runs[0].simulated_ranks, runs[0].npus, runs[0].simulation);
+  out += format_kernel_sources(runs[0]);
   out += fmt::format("# {:<26}", "");
   for (const LlmReport& r : runs) out += fmt::format(" {:>12}", r.executor);
   out += "\n";
@@ -151,7 +162,13 @@ nlohmann::json llm_json(const LlmReport& r) {
           {"stages", stages},
           {"collectives", r.collectives},
           {"messages", r.messages},
-          {"events", r.events}};
+          {"events", r.events},
+          {"kernels",
+           {{"measured", r.kernels_measured},
+            {"modelled", r.kernels_modelled},
+            {"constant", r.kernels_constant},
+            {"compute_model", r.compute_model},
+            {"kernel_times", r.kernel_times}}}};
 }
 
 void write_llm_csv(const LlmReport& r, const std::string& dir) {

@@ -13,6 +13,9 @@
 
 namespace acesim {
 
+// "# kernels: ..." saying where the kernels' times came from; empty when
+// every kernel ran at the constant efficiencies.
+std::string format_kernel_sources(const LlmReport& r);
 std::string format_llm(const LlmReport& r, const PlatformConfig& platform);
 std::string format_llm_comparison(const std::vector<LlmReport>& runs, const PlatformConfig& platform);
 nlohmann::json llm_json(const LlmReport& r);

@@ -11,7 +11,7 @@
 #include "config/platform.h"
 #include "driver/chakra_run.h"
 #include "config/csv.h"
-#include "reproduce/data_table.h"
+#include "config/data_table.h"
 
 namespace acesim {
 namespace {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "compute/kernel_pricer.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
 #include "config/platform.h"
@@ -83,6 +84,7 @@ void simulate_point(const OffloadWorkload& w, OffloadPoint& pt) {
   LlmOptions options;
   options.bytes_per_element = 2;  // bf16
   options.iterations = 2;
+  options.pricer = make_kernel_pricer(platform.npu);  // kernels priced by shape (docs/compute.md)
   const LlmJob job(shape, pt.plan, topo, options);
   pt.plan_text = describe_plan(pt.plan);
   for (const std::string& e : kExecutors) pt.runs.push_back(simulate(platform, job, e, pt.memory_per_gpu_GB));

@@ -5,12 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "compute/kernel_pricer.h"
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "config/presets.h"
 #include "driver/llm_run.h"
 #include "config/csv.h"
-#include "reproduce/data_table.h"
+#include "config/data_table.h"
 #include "topology/topology.h"
 #include "workload/llm/llm_graph.h"
 #include "workload/models/models.h"
@@ -97,6 +98,7 @@ void simulate_row(MegatronRow& r, const std::string& models_dir) {
   LlmOptions options;
   options.bytes_per_element = 2;  // bf16
   options.iterations = 2;
+  options.pricer = make_kernel_pricer(platform.npu);  // kernels priced by shape (docs/compute.md)
   const LlmJob job(row_shape(r, models_dir + "/" + r.model_file), row_plan(r), topo, options);
   const LlmReport rep = run_llm(platform, job);
   r.acesim_tflops = rep.tflops_per_gpu;

@@ -5,12 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "compute/kernel_pricer.h"
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "config/presets.h"
 #include "driver/llm_run.h"
 #include "config/csv.h"
-#include "reproduce/data_table.h"
+#include "config/data_table.h"
 #include "topology/topology.h"
 #include "workload/llm/llm_graph.h"
 #include "workload/models/models.h"
@@ -81,6 +82,7 @@ void simulate(H100Row& r, const std::string& where) {
   LlmOptions options;
   options.bytes_per_element = 2;  // bf16
   options.iterations = 2;
+  options.pricer = make_kernel_pricer(platform.npu);  // kernels priced by shape (docs/compute.md)
   const LlmJob job(builtin(r.model, where), plan_of(r), topo, options);
   LlmRunOptions ro;
   ro.allow_oom = true;  // the memory is reported beside the row (acesim keeps fp32 gradients)

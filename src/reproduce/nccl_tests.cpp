@@ -12,7 +12,7 @@
 #include "config/presets.h"
 #include "driver/collective_run.h"
 #include "config/csv.h"
-#include "reproduce/data_table.h"
+#include "config/data_table.h"
 
 namespace acesim {
 namespace {

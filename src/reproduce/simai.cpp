@@ -12,7 +12,7 @@
 #include "config/input_error.h"
 #include "config/presets.h"
 #include "config/csv.h"
-#include "reproduce/data_table.h"
+#include "config/data_table.h"
 #include "workload/llm/simai_job.h"
 
 namespace acesim {

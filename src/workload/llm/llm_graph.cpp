@@ -144,6 +144,9 @@ class Builder {
     tokens_ = static_cast<double>(p_.micro_batch) * m_.seq / p_.cp;
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
     gated_ = m_.swiglu ? 2.0 : 1.0;
+    hd_ = h_ / m_.heads;
+    fp8_ = bpe_ == 1;
+    pricer_ = job.options().pricer.get();
     // Stages run different programs: their groups are listed.
     listed = listed || p_.pp > 1;
     tp_ = llm_group_spec(l.tp_group(r), topo, listed);
@@ -188,21 +191,60 @@ class Builder {
     out_.tags.push_back({iter_, comm, pass_, static_cast<std::int16_t>(chunk_), micro_batch_, layer_});
     return id;
   }
-  // A kernel on the compute stream, after the one before and what gates it.
-  void compute(double flops, double hbm_bytes, double flops_efficiency) {
-    if (flops <= 0.0 && hbm_bytes <= 0.0) return;
+  // A kernel on the compute stream, after the one before and what gates
+  // it: priced by its shape where the job has a pricer that prices it, else
+  // at `flops_efficiency` and the HBM efficiency.
+  void compute(const KernelDesc& d, double flops_efficiency) {
+    if (d.flops <= 0.0 && d.hbm_bytes <= 0.0) return;
     Kernel k;
-    k.flops = flops;
-    k.hbm_bytes = hbm_bytes;
-    k.flops_efficiency = flops_efficiency;
-    k.hbm_efficiency = e_.hbm;
+    std::optional<KernelPricer::Priced> priced;
+    if (pricer_ != nullptr) priced = pricer_->price(d);
+    if (priced) {
+      k = priced->kernel;
+      ++(priced->measured ? out_.kernels_measured : out_.kernels_modelled);
+    } else {
+      k.flops = d.flops;
+      k.hbm_bytes = d.hbm_bytes;
+      k.flops_efficiency = flops_efficiency;
+      k.hbm_efficiency = e_.hbm;
+      ++out_.kernels_constant;
+    }
     std::vector<std::uint32_t> deps = std::move(gate_);
     gate_.clear();
     if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
     last_compute_ = node(WorkNodeKind::kCompute, g_.add_kernel(k), deps, LlmComm::kNone);
   }
-  void gemm(double flops, double hbm_elements) { compute(flops, hbm_elements * bpe_, e_.gemm); }
-  void memory_bound(double hbm_elements) { compute(0.0, hbm_elements * bpe_, 1.0); }
+  static KernelDesc desc(KernelKind kind, double flops, double hbm_bytes, double m, double n, double k = 0.0, double batch = 1.0) {
+    KernelDesc d;
+    d.kind = kind;
+    d.flops = flops;
+    d.hbm_bytes = hbm_bytes;
+    d.m = m;
+    d.n = n;
+    d.k = k;
+    d.batch = batch;
+    return d;
+  }
+  // A GEMM of batch x (m x k) . (k x n), its FLOPs and HBM elements as
+  // given; in FP8 its inputs are FP8 and, with `cast_rows` > 0, a cast of
+  // its cast_rows x cast_width activation (or gradient) input runs before
+  // it (bf16 read, FP8 written: 3 bytes an element, 4 with the transposed
+  // copy a backward keeps).
+  void gemm(double flops, double hbm_elements, double m, double n, double k, double batch = 1.0) {
+    KernelDesc d = desc(KernelKind::kGemm, flops, hbm_elements * bpe_, m, n, k, batch);
+    if (fp8_) d.dtype = Dtype::kFp8;
+    compute(d, e_.gemm);
+  }
+  void cast(double rows, double width, bool transposed) {
+    if (!fp8_) return;
+    compute(desc(KernelKind::kCast, 0.0, rows * width * (transposed ? 4.0 : 3.0), rows, width), 1.0);
+  }
+  void memory_bound(KernelKind kind, double hbm_elements, double rows, double width) {
+    compute(desc(kind, 0.0, hbm_elements * bpe_, rows, width), 1.0);
+  }
+  // A (fused residual add and) norm over the sequence-parallel share of
+  // tokens: `passes` reads and writes of the hidden state.
+  void norm(double passes) { memory_bound(KernelKind::kNorm, passes * sp_tokens_ * h_, sp_tokens_, h_); }
   // A collective issued after the compute so far; blocking ones gate the
   // next kernel, others are returned for whoever waits on them.
   std::uint32_t collective(const std::optional<CollectiveSpec>& group, CollectiveOp op, double bytes, LlmComm kind,
@@ -248,17 +290,21 @@ class Builder {
     const double gemm_flops = 2.0 * tokens_ * m_.seq * h_ / t_;  // one of the two batched GEMMs
     const double scores = static_cast<double>(p_.micro_batch) * (m_.heads / t_) * (m_.seq / static_cast<double>(p_.cp)) * m_.seq;
     const double qkv = tokens_ * (h_ + 2.0 * kv_) / t_;
+    // Batched over micro-batch x heads: (s/cp x d) . (d x s), (s/cp x s) . (s x d).
+    const double bh = static_cast<double>(p_.micro_batch) * (m_.heads / t_);
+    const double sq = m_.seq / static_cast<double>(p_.cp), s = m_.seq;
+    const KernelDesc dropout = desc(KernelKind::kDropout, 0.0, scores * (2.0 * bpe_ + 1.0), bh * sq, s);
     if (!backward) {
-      gemm(gemm_flops, qkv + scores);                                     // Q K^T
-      memory_bound(2.0 * scores);                                         // scale, mask, softmax
-      compute(0.0, scores * (2.0 * bpe_ + 1.0), 1.0);                     // dropout and its mask
-      gemm(gemm_flops, scores + qkv + tokens_ * h_ / t_);                 // P V
+      gemm(gemm_flops, qkv + scores, sq, s, hd_, bh);                    // Q K^T
+      memory_bound(KernelKind::kSoftmax, 2.0 * scores, bh * sq, s);       // scale, mask, softmax
+      compute(dropout, 1.0);                                              // dropout and its mask
+      gemm(gemm_flops, scores + qkv + tokens_ * h_ / t_, sq, hd_, s, bh);  // P V
       return;
     }
-    gemm(2.0 * gemm_flops, 2.0 * scores + qkv + tokens_ * h_ / t_);      // dV, dP
-    compute(0.0, scores * (2.0 * bpe_ + 1.0), 1.0);                       // dropout backward
-    memory_bound(3.0 * scores);                                           // softmax backward
-    gemm(2.0 * gemm_flops, 2.0 * scores + 2.0 * qkv);                    // dQ, dK
+    gemm(2.0 * gemm_flops, 2.0 * scores + qkv + tokens_ * h_ / t_, sq, s, hd_, 2.0 * bh);  // dV, dP
+    compute(dropout, 1.0);                                                               // dropout backward
+    memory_bound(KernelKind::kSoftmax, 3.0 * scores, bh * sq, s);                        // softmax backward
+    gemm(2.0 * gemm_flops, 2.0 * scores + 2.0 * qkv, sq, hd_, s, 2.0 * bh);             // dQ, dK
   }
   void attention_core(bool backward) {
     if (p_.attention == AttentionKernel::kUnfused) {
@@ -271,10 +317,20 @@ class Builder {
     const double flops = attention_flops() * (backward ? 2.5 : 1.0);
     const double hbm = (tokens_ * (2.0 * h_ + 2.0 * kv_) / t_) * bpe_ * (backward ? 2.0 : 1.0);
     const double efficiency = backward ? e_.attention_backward : e_.attention_forward;
+    // The kernel: micro-batch x heads/t queries of s/cp against s keys
+    // (s/cp a block around the context-parallel ring), causal.
+    KernelDesc a = desc(backward ? KernelKind::kAttentionBackward : KernelKind::kAttentionForward, flops, hbm,
+                        m_.seq / static_cast<double>(p_.cp), m_.seq, hd_, p_.micro_batch);
+    a.heads = std::max(1, m_.heads / p_.tp);
+    a.kv_heads = std::max(1, m_.kv_heads / p_.tp);
+    a.causal = true;
     if (p_.cp == 1) {
-      compute(flops, hbm, efficiency);
+      compute(a, efficiency);
       return;
     }
+    a.flops = flops / p_.cp;
+    a.hbm_bytes = hbm / p_.cp;
+    a.n = a.m;
     // Context parallelism: cp steps around the ring, each on one block of
     // keys and values (and their gradients in backward) while the next
     // block travels.
@@ -289,46 +345,57 @@ class Builder {
         next = recv(cp_prev_, tag, block, LlmComm::kCp);
       }
       if (j > 0) gate(have);
-      compute(flops / p_.cp, hbm / p_.cp, efficiency);
+      a.causal = j == 0;  // the rank's own block holds the diagonal
+      compute(a, efficiency);
       have = next;
     }
   }
   void attention_forward() {
-    memory_bound(4.0 * sp_tokens_ * h_);  // residual add and norm
+    norm(4.0);  // residual add and norm
     tp_enter();
-    gemm(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_ + tokens_ * h_ + tokens_ * (h_ + 2.0 * kv_) / t_);
+    gemm(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_ + tokens_ * h_ + tokens_ * (h_ + 2.0 * kv_) / t_,
+         tokens_, (h_ + 2.0 * kv_) / t_, h_);
     attention_core(false);
-    gemm(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_ + tokens_ * h_ / t_ + tokens_ * h_);
+    cast(tokens_, h_ / t_, false);
+    gemm(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_ + tokens_ * h_ / t_ + tokens_ * h_, tokens_, h_, h_ / t_);
     tp_leave();
   }
   void dense_mlp_forward(double width) {
-    memory_bound(4.0 * sp_tokens_ * h_);
+    norm(4.0);
     tp_enter();
-    gemm(2.0 * tokens_ * h_ * width * gated_ / t_, h_ * width * gated_ / t_ + tokens_ * h_ + tokens_ * width * gated_ / t_);
-    memory_bound(tokens_ * width * (gated_ + 1.0) / t_);  // activation (and gate product)
-    gemm(2.0 * tokens_ * width * h_ / t_, width * h_ / t_ + tokens_ * width / t_ + tokens_ * h_);
+    gemm(2.0 * tokens_ * h_ * width * gated_ / t_, h_ * width * gated_ / t_ + tokens_ * h_ + tokens_ * width * gated_ / t_,
+         tokens_, width * gated_ / t_, h_);
+    memory_bound(KernelKind::kActivation, tokens_ * width * (gated_ + 1.0) / t_, tokens_, width / t_);  // activation (and gate product)
+    cast(tokens_, width / t_, false);
+    gemm(2.0 * tokens_ * width * h_ / t_, width * h_ / t_ + tokens_ * width / t_ + tokens_ * h_, tokens_, h_, width / t_);
     tp_leave();
   }
   // Routed experts: each rank routes its sequence-parallel share of tokens
   // (expert tensor parallelism 1), top_k copies each, to the ranks holding
   // the experts; balanced routing.
   void moe_forward() {
-    memory_bound(4.0 * sp_tokens_ * h_);
+    norm(4.0);
     const double routed = sp_tokens_ * m_.top_k;
     const double width = m_.moe_ffn_hidden;
-    gemm(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts + sp_tokens_ * (h_ + m_.experts));  // router
+    gemm(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts + sp_tokens_ * (h_ + m_.experts), sp_tokens_, m_.experts, h_);  // router
     collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
     const double local_experts = static_cast<double>(m_.experts) / p_.ep;
-    gemm(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_ + routed * (h_ + width * gated_));
-    memory_bound(routed * width * (gated_ + 1.0));
-    gemm(2.0 * routed * width * h_, local_experts * width * h_ + routed * (width + h_));
+    // Grouped GEMMs: each local expert's share of the routed tokens.
+    const double per_expert = routed / local_experts;
+    gemm(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_ + routed * (h_ + width * gated_), per_expert,
+         width * gated_, h_, local_experts);
+    memory_bound(KernelKind::kActivation, routed * width * (gated_ + 1.0), routed, width);
+    cast(routed, width, false);
+    gemm(2.0 * routed * width * h_, local_experts * width * h_ + routed * (width + h_), per_expert, h_, width, local_experts);
     collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
     if (m_.shared_experts > 0) {
       const double shared = static_cast<double>(m_.shared_experts) * width;
       tp_enter();
-      gemm(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_ + tokens_ * (h_ + shared * gated_ / t_));
-      memory_bound(tokens_ * shared * (gated_ + 1.0) / t_);
-      gemm(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_ + tokens_ * (shared / t_ + h_));
+      gemm(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_ + tokens_ * (h_ + shared * gated_ / t_), tokens_,
+           shared * gated_ / t_, h_);
+      memory_bound(KernelKind::kActivation, tokens_ * shared * (gated_ + 1.0) / t_, tokens_, shared / t_);
+      cast(tokens_, shared / t_, false);
+      gemm(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_ + tokens_ * (shared / t_ + h_), tokens_, h_, shared / t_);
       tp_leave();
     }
   }
@@ -342,10 +409,16 @@ class Builder {
   }
 
   // Backward: every GEMM's input gradient and weight gradient (each the
-  // forward's FLOPs).
-  void gemm_backward(double flops, double weights, double in, double out) {
-    gemm(flops, weights + out + in);  // input gradient
-    gemm(flops, in + out + weights);  // weight gradient
+  // forward's FLOPs), for `rows` rows of in_width inputs and out_width
+  // outputs (batch groups of them); in FP8 the output gradient is cast
+  // first (with its transpose, which the weight gradient reads).
+  struct GemmShape {
+    double rows, in_width, out_width, batch = 1.0;
+  };
+  void gemm_backward(double flops, double weights, double in, double out, GemmShape g) {
+    cast(g.batch * g.rows, g.out_width, true);
+    gemm(flops, weights + out + in, g.rows, g.in_width, g.out_width, g.batch);  // input gradient
+    gemm(flops, in + out + weights, g.in_width, g.out_width, g.rows, g.batch);  // weight gradient
   }
   // A column-parallel GEMM at a block's entry, as Megatron-LM runs its
   // backward (LinearWithGradAccumulationAndAsyncCommunication): with
@@ -353,14 +426,15 @@ class Builder {
   // gradient while the input gradient runs; the input gradient's
   // reduce-scatter (all-reduce without sequence parallelism) runs while the
   // weight gradient does.
-  void column_backward(double flops, double weights, double in, double out) {
+  void column_backward(double flops, double weights, double in, double out, GemmShape g) {
     std::uint32_t gathered = WorkGraph::kNone;
     if (p_.sequence_parallel) gathered = collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, false);
-    gemm(flops, weights + out + in);  // input gradient
+    cast(g.rows, g.out_width, true);
+    gemm(flops, weights + out + in, g.rows, g.in_width, g.out_width);  // input gradient
     const std::uint32_t reduced = collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
                                              tokens_ * h_ * bpe_, LlmComm::kTp, false);
     gate(gathered);
-    gemm(flops, in + out + weights);  // weight gradient
+    gemm(flops, in + out + weights, g.in_width, g.out_width, g.rows);  // weight gradient
     gate(reduced);
   }
   void tp_backward_enter() {
@@ -374,17 +448,18 @@ class Builder {
     } else {
       const double f = m_.ffn_hidden;
       tp_backward_enter();
-      gemm_backward(2.0 * tokens_ * f * h_ / t_, f * h_ / t_, tokens_ * f / t_, tokens_ * h_);
-      memory_bound(2.0 * tokens_ * f * (gated_ + 1.0) / t_);
-      column_backward(2.0 * tokens_ * h_ * f * gated_ / t_, h_ * f * gated_ / t_, tokens_ * h_, tokens_ * f * gated_ / t_);
-      memory_bound(6.0 * sp_tokens_ * h_);  // norm backward
+      gemm_backward(2.0 * tokens_ * f * h_ / t_, f * h_ / t_, tokens_ * f / t_, tokens_ * h_, {tokens_, f / t_, h_});
+      memory_bound(KernelKind::kActivation, 2.0 * tokens_ * f * (gated_ + 1.0) / t_, tokens_, f / t_);
+      column_backward(2.0 * tokens_ * h_ * f * gated_ / t_, h_ * f * gated_ / t_, tokens_ * h_, tokens_ * f * gated_ / t_,
+                      {tokens_, h_, f * gated_ / t_});
+      norm(6.0);  // norm backward
     }
     tp_backward_enter();
-    gemm_backward(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_, tokens_ * h_ / t_, tokens_ * h_);
+    gemm_backward(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_, tokens_ * h_ / t_, tokens_ * h_, {tokens_, h_ / t_, h_});
     attention_core(true);
     column_backward(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_, tokens_ * h_,
-                    tokens_ * (h_ + 2.0 * kv_) / t_);
-    memory_bound(6.0 * sp_tokens_ * h_);
+                    tokens_ * (h_ + 2.0 * kv_) / t_, {tokens_, h_, (h_ + 2.0 * kv_) / t_});
+    norm(6.0);
   }
   void moe_backward() {
     const double routed = sp_tokens_ * m_.top_k;
@@ -393,19 +468,22 @@ class Builder {
     if (m_.shared_experts > 0) {
       const double shared = static_cast<double>(m_.shared_experts) * width;
       tp_backward_enter();
-      gemm_backward(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_, tokens_ * shared / t_, tokens_ * h_);
-      memory_bound(2.0 * tokens_ * shared * (gated_ + 1.0) / t_);
+      gemm_backward(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_, tokens_ * shared / t_, tokens_ * h_, {tokens_, shared / t_, h_});
+      memory_bound(KernelKind::kActivation, 2.0 * tokens_ * shared * (gated_ + 1.0) / t_, tokens_, shared / t_);
       column_backward(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_, tokens_ * h_,
-                      tokens_ * shared * gated_ / t_);
+                      tokens_ * shared * gated_ / t_, {tokens_, h_, shared * gated_ / t_});
     }
     collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
-    gemm_backward(2.0 * routed * width * h_, local_experts * width * h_, routed * width, routed * h_);
-    memory_bound(2.0 * routed * width * (gated_ + 1.0));
+    const double per_expert = routed / local_experts;
+    gemm_backward(2.0 * routed * width * h_, local_experts * width * h_, routed * width, routed * h_,
+                  {per_expert, width, h_, local_experts});
+    memory_bound(KernelKind::kActivation, 2.0 * routed * width * (gated_ + 1.0), routed, width);
     gemm_backward(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_, routed * h_,
-                  routed * width * gated_);
+                  routed * width * gated_, {per_expert, h_, width * gated_, local_experts});
     collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
-    gemm_backward(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts, sp_tokens_ * h_, sp_tokens_ * m_.experts);
-    memory_bound(6.0 * sp_tokens_ * h_);
+    gemm_backward(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts, sp_tokens_ * h_, sp_tokens_ * m_.experts,
+                  {sp_tokens_, h_, static_cast<double>(m_.experts)});
+    norm(6.0);
   }
 
   // ---- parameters and gradients ----
@@ -507,7 +585,7 @@ class Builder {
     receive_from(previous_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk), op);
     if (first_chunk(op.chunk)) {
       gather_for_use(embedding_slot(), embedding_params(), 0.0);
-      memory_bound(2.0 * tokens_ * h_);  // embedding lookup
+      memory_bound(KernelKind::kEmbedding, 2.0 * tokens_ * h_, tokens_, h_);  // embedding lookup
       collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
                  tokens_ * h_ * bpe_, LlmComm::kTp, true);
     }
@@ -530,19 +608,19 @@ class Builder {
     send_to(next, sent);
   }
   void lm_head_forward() {
-    memory_bound(4.0 * sp_tokens_ * h_);  // final norm
+    norm(4.0);  // final norm
     tp_enter();
     const double v = job_.padded_vocab();
-    gemm(2.0 * tokens_ * h_ * v / t_, h_ * v / t_ + tokens_ * h_ + tokens_ * v / t_);
+    gemm(2.0 * tokens_ * h_ * v / t_, h_ * v / t_ + tokens_ * h_ + tokens_ * v / t_, tokens_, v / t_, h_);
     // Cross-entropy over the vocabulary slice, in fp32: read the logits,
     // write and read the softmax.
-    compute(0.0, 3.0 * tokens_ * v / t_ * 4.0, 1.0);
+    compute(desc(KernelKind::kCrossEntropy, 0.0, 3.0 * tokens_ * v / t_ * 4.0, tokens_, v / t_), 1.0);
   }
   void lm_head_backward() {
     const double v = job_.padded_vocab();
-    compute(0.0, 2.0 * tokens_ * v / t_ * 4.0, 1.0);
-    column_backward(2.0 * tokens_ * h_ * v / t_, h_ * v / t_, tokens_ * h_, tokens_ * v / t_);
-    memory_bound(6.0 * sp_tokens_ * h_);
+    compute(desc(KernelKind::kCrossEntropy, 0.0, 2.0 * tokens_ * v / t_ * 4.0, tokens_, v / t_), 1.0);
+    column_backward(2.0 * tokens_ * h_ * v / t_, h_ * v / t_, tokens_ * h_, tokens_ * v / t_, {tokens_, h_, v / t_});
+    norm(6.0);
   }
 
   void backward(const PipeOp& op) {
@@ -571,7 +649,7 @@ class Builder {
     if (first_chunk(op.chunk)) {
       // The mirror of the forward's reduce-scatter, then the scatter-add.
       if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, true);
-      memory_bound(2.0 * tokens_ * h_);  // embedding gradient (scatter-add)
+      memory_bound(KernelKind::kEmbedding, 2.0 * tokens_ * h_, tokens_, h_);  // embedding gradient (scatter-add)
       if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(embedding_params(), 0.0, last_mb);
     }
     if (last_mb && (first_chunk(op.chunk) || last_chunk(op.chunk)) && emb_) {
@@ -622,7 +700,8 @@ class Builder {
     deferred_.clear();
     for (std::uint32_t n : outstanding_) gate(n);
     outstanding_.clear();
-    compute(10.0 * (dense_shard + expert_shard), 30.0 * (dense_shard + expert_shard), 1.0);
+    const double shard = dense_shard + expert_shard;
+    compute(desc(KernelKind::kOptimizer, 10.0 * shard, 30.0 * shard, shard, 1.0), 1.0);
     if (p_.zero == 0 || p_.zero == 3) {
       const std::uint32_t deps[1] = {last_compute_};
       out_.iteration_end.push_back(node(WorkNodeKind::kNop, 0, deps, LlmComm::kNone));
@@ -670,7 +749,9 @@ class Builder {
   int stage_;
   LlmRankGraph out_;
   WorkGraph& g_;
-  double bpe_ = 2.0, t_ = 1.0, h_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0;
+  double bpe_ = 2.0, t_ = 1.0, h_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
+  bool fp8_ = false;
+  const KernelPricer* pricer_ = nullptr;
   int per_chunk_ = 1;
   std::optional<CollectiveSpec> tp_, dp_, edp_, ep_, emb_;
   Rank cp_next_ = 0, cp_prev_ = 0;

@@ -14,16 +14,20 @@
 //       micro-batch's with ZeRO >= 2); parameters all-gathered after the
 //       optimizer step (ZeRO 1-2) or before each use (ZeRO 3, prefetched one
 //       layer ahead); tied embeddings reduced between the first and last stage
-// Every kernel goes through the NPU's roofline with the efficiencies below.
+// Every kernel is priced by its shape (compute/compute_model.h) where the
+// NPU has a compute model, else through the NPU's roofline with the
+// efficiencies below.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "compute/kernel_pricer.h"
 #include "topology/topology.h"
 #include "workload/graph/work_graph.h"
 #include "workload/llm/parallel_plan.h"
@@ -67,12 +71,20 @@ struct LlmRankGraph {
   // (a SimAI row's name), added to the timeline's and the trace's spans.
   // It may refer to the job, which outlives the runs of its graphs.
   std::function<std::string(const LlmNodeTag&)> label;
+  // Kernels priced from a kernel-times file, by the compute model, and at
+  // the constant efficiencies (no model for the NPU).
+  std::uint64_t kernels_measured = 0;
+  std::uint64_t kernels_modelled = 0;
+  std::uint64_t kernels_constant = 0;
 };
 
 struct LlmOptions {
   int bytes_per_element = 2;
   int iterations = 2;
   LlmEfficiency efficiency = default_llm_efficiency();
+  // Prices each kernel by its shape (compute/kernel_pricer.h); none, or one
+  // without a model, leaves the rest at `efficiency`.
+  std::shared_ptr<const KernelPricer> pricer;
 };
 
 // The group a collective runs on: whole topology dimensions when its ranks
@@ -135,6 +147,9 @@ class LlmJob final : public StagedJob {
   int iterations() const override { return options_.iterations; }
   // memory_per_gpu of the stage, at the plan's attention kernel.
   std::optional<MemoryBreakdown> stage_memory(int stage) const override;
+  std::string kernel_times() const override {
+    return options_.pricer && options_.pricer->measured() ? options_.pricer->measured()->path() : std::string();
+  }
 
  private:
   TransformerShape shape_;

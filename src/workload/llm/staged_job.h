@@ -44,6 +44,8 @@ class StagedJob {
   static constexpr double kBytesPerNode = 64.0;
   static constexpr double kBytesPerRingNode = 400.0;
   virtual double estimated_bytes_per_rank() const { return kBytesPerNode * estimated_nodes_per_rank(); }
+  // The kernel-times file whose rows price its kernels, if any.
+  virtual std::string kernel_times() const { return {}; }
   // Model FLOPs per GPU and iteration as Megatron-LM counts them; 0: not counted.
   virtual double model_flops_per_gpu() const = 0;
   // Memory per GPU of pipeline stage `stage`; none: not modelled.

@@ -13,6 +13,7 @@ namespace acesim {
 
 struct DataTable {
   std::vector<std::string> comments;  // the `#` lines, as written
+  std::vector<std::string> header;    // the column names, as written
   struct Row {
     int line = 0;  // in the file, from 1
     std::vector<std::string> fields;

@@ -1,4 +1,4 @@
-#include "reproduce/data_table.h"
+#include "config/data_table.h"
 
 #include <cmath>
 #include <fstream>
@@ -31,12 +31,14 @@ DataTable read_data_table(const std::string& path, const std::string& hint) {
   int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
     if (!line.empty() && line[0] == '#') t.comments.push_back(line);
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> f = split(line);
     if (columns == 0) {
       header = line;
       columns = f.size();
+      t.header = f;
       continue;
     }
     if (f.size() != columns) {
