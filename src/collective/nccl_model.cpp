@@ -100,31 +100,68 @@ double nvls_chunk_bytes(NcclAlgo a, double bytes, double ops, int nnodes) {
   return c;
 }
 
-// Calibration constant: every NVLS chunk waits this long for the switch's
-// multimem synchronisation, on top of its transfer. Set once from NVIDIA's
-// DGX H100 sample (dgxc-benchmarking, nccl-tests all_reduce): busbw steps
-// from 436.78 GB/s at 512 MiB to 466.33 at 1 GiB, where NCCL doubles the
-// chunk from 64 to 128 KiB; docs/model.md, "NCCL collectives".
-constexpr double kNvlsChunkSyncUs = 3.93;
+// NVLS's kernel (NCCL src/device/all_reduce.h, RunWorkElement for
+// NCCL_ALGO_NVLS / NVLS_TREE, without registered user buffers) is a
+// pipeline of warp groups that hand each chunk on: on one node scatter (the
+// user's input into the NVLS buffer), reduce (multimem.ld_reduce, then
+// multimem.st to every GPU) and gather (the buffer into the user's output):
+// 3 stages; NVLS-tree splits the reduce into a reduce that sends to the
+// network and a broadcast that receives from it: 4 stages, two of them
+// synchronising through the switch. A channel loops over the data
+// channels x heads x chunk bytes at a time (loopSize); every iteration moves
+// its bytes and waits for the switch's synchronisation once per such stage.
+constexpr int kNvlsStages = 3;
+constexpr int kNvlsTreeStages = 4;
 
-// The time NVLS loses to chunk synchronisation beyond what NCCL's
-// efficiency already holds at its largest chunk (that efficiency is NCCL's
-// large-message figure): (1 + k/c) / (1 + k/128 KiB) - 1 of the transfer,
-// k = the bytes one head's share of the rate moves in the sync time.
-// NVLS-tree's switch side runs the same chunks, with its own schedule.
-double nvls_chunk_overhead_us(const NcclView& v, NcclAlgo a, double bytes, int channels) {
+// Calibration constant: the synchronisation every NVLS iteration waits for,
+// stated at NCCL's own efficiency (below). Set once from NVIDIA's DGX H100
+// sample (dgxc-benchmarking, nccl-tests all_reduce, 2 MiB to 16 GiB): the
+// value that makes the pipeline's geomean error over the sample's NVLS sizes
+// least (2.0%); docs/model.md, "NCCL collectives".
+constexpr double kNvlsChunkSyncUs = 7.47;
+
+// The rate the shape moves NVLS's bytes at: every switch port carries
+// (n+1)/n of them, held 1/e as long (e = NCCL's efficiency).
+double nvls_rate_GBps(const NcclView& v) { return v.nvls_efficiency * v.intra_GBps * v.ppn / (v.ppn + 1.0); }
+
+// NVLS-tree's NIC time for `bytes`: a NIC carries S / ppn each way on two
+// nodes, twice that beyond (a node inner in one of the two trees).
+double nvls_tree_nic_us(const NcclView& v, double bytes) {
+  return v.inter_GBps > 0.0 ? (v.nnodes <= 2 ? 1.0 : 2.0) * bytes / (1e3 * v.inter_GBps) : 0.0;
+}
+
+// The time NVLS's pipeline takes for `bytes`: (iterations + stages - 1) x
+// the time of one stage-iteration (the first chunk crosses every stage
+// before the last one starts; the stages move the same bytes). NCCL's
+// efficiency e is its large-message figure, at the largest chunk (128 KiB),
+// where one synchronisation per iteration is already inside it: the
+// switch's own rate is the efficiency's rate x (1 + k/128 KiB), k = the bytes
+// one head's share of that rate moves in the synchronisation time, and a
+// synchronisation costs kNvlsChunkSyncUs / (1 + k/128 KiB) at that rate. A
+// message shorter than one loop runs one iteration on fewer channels.
+// NVLS-tree's iteration is bound by the slower of the switch and the NIC
+// and waits for both of its switch synchronisations.
+double nvls_pipeline_us(const NcclView& v, NcclAlgo a, double bytes, int channels) {
+  const bool tree = a == NcclAlgo::kNvlsTree;
   const double ops = static_cast<double>(channels) * v.ppn;
-  const double rate_GBps = v.nvls_efficiency * v.intra_GBps * v.ppn / (v.ppn + 1.0);
-  const double k = kNvlsChunkSyncUs * 1e3 * rate_GBps / ops;  // bytes
+  const double rate_GBps = nvls_rate_GBps(v);
+  const double norm = 1.0 + kNvlsChunkSyncUs * 1e3 * rate_GBps / (ops * 131072.0);
   const double c = nvls_chunk_bytes(a, bytes, ops, v.nnodes);
-  const double transfer_us = bytes / (1e3 * rate_GBps);
-  const double stretched_us = transfer_us * (1.0 + k / c) / (1.0 + k / 131072.0);
-  // Across nodes the switch side stalls only where it is the slower side:
-  // a NIC carries S / ppn each way on two nodes, twice that beyond (a node
-  // inner in one of the two trees).
-  double nic_us = 0.0;
-  if (a == NcclAlgo::kNvlsTree && v.inter_GBps > 0.0) nic_us = (v.nnodes <= 2 ? 1.0 : 2.0) * bytes / (1e3 * v.inter_GBps);
-  return std::max(0.0, stretched_us - std::max(transfer_us, nic_us));
+  const double loop_bytes = std::min(bytes, ops * c);
+  double move_us = loop_bytes / (1e3 * rate_GBps * norm);
+  if (tree) move_us = std::max(move_us, nvls_tree_nic_us(v, loop_bytes));
+  const double stage_us = move_us + (tree ? 2.0 : 1.0) * kNvlsChunkSyncUs / norm;
+  const double iterations = std::max(1.0, bytes / (ops * c));
+  return (iterations + (tree ? kNvlsTreeStages : kNvlsStages) - 1) * stage_us;
+}
+
+// What the simulated links do not already take of that pipeline: the
+// shape moves the bytes at the efficiency's rate on the switch (and the
+// tree's share on the NICs), so the rest is charged once as latency.
+double nvls_pipeline_extra_us(const NcclView& v, NcclAlgo a, double bytes, int channels) {
+  double links_us = bytes / (1e3 * nvls_rate_GBps(v));
+  if (a == NcclAlgo::kNvlsTree) links_us = std::max(links_us, nvls_tree_nic_us(v, bytes));
+  return std::max(0.0, nvls_pipeline_us(v, a, bytes, channels) - links_us);
 }
 
 // NCCL sends a peer's data with LL up to NCCL_P2P_LL_THRESHOLD (16384
@@ -457,10 +494,11 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
     best.step_ps = ns_to_ps(1000.0 * ring_hop_us(v, best.proto));
   }
   best.base_ps = ns_to_ps(1000.0 * best.cost.latency_us) - steps * best.step_ps;
-  // NVLS's smaller chunks for smaller messages stall it longer (not part of
-  // NCCL's selection, which does not model them).
+  // NVLS and NVLS-tree pay their kernel's pipeline instead: its fill and
+  // its per-chunk synchronisation are what NCCL's latency for them (25 us,
+  // and the tree's network hops) stands for in the selection, which keeps it.
   if (best.algo == NcclAlgo::kNvls || best.algo == NcclAlgo::kNvlsTree) {
-    best.base_ps += ns_to_ps(1000.0 * nvls_chunk_overhead_us(v, best.algo, bytes, best.channels));
+    best.base_ps = ns_to_ps(1000.0 * nvls_pipeline_extra_us(v, best.algo, bytes, best.channels));
   }
   return best;
 }

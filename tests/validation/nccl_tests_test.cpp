@@ -1,6 +1,7 @@
 // The GPU presets against published nccl-tests measurements
 // (docs/validation.md, section 2): the published tables stay what the study
 // computes, and each table's geomean error within its bound.
+#include <cmath>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -30,22 +31,26 @@ TEST(NcclTests, DocumentedTablesAreWhatTheStudyComputes) {
 // Modelling NVLS-tree raised the 2x8 and 4x8 H100 defaults' bounds (23.4 ->
 // 28.9%, 24.7 -> 26.4%: medium sizes now run NVLS-tree, whose ramp to its
 // peak is not modelled, docs/validation.md) and lowered 2x8 H200's (21.1 ->
-// 9.7%).
+// 9.7%). Modelling NVLS's kernel pipeline (its fill and per-iteration
+// synchronisation) lowered every NVLS and NVLS-tree table: 8x H100 6.9 ->
+// 2.0%, Together 17.3 -> 12.7%, DGX 41.5 -> 36.2%, Azure 15.6 -> 10.1%, 8x
+// H200 8.0 -> 3.8% and 7.5 -> 3.4%, 2x8 H100 28.2 -> 17.3%, 2x8 H200 9.7 ->
+// 2.5%, 4x8 H100 26.4 -> 19.9%.
 TEST(NcclTests, EachTableStaysWithinItsBound) {
   const std::map<std::string, double> bound = {
-      {"8x H100 all-reduce (default: NVLS)", 0.075},
-      {"8x H200 all-reduce (default: NVLS)", 0.085},
+      {"8x H100 all-reduce (default: NVLS)", 0.025},
+      {"8x H200 all-reduce (default: NVLS)", 0.045},
       {"8x H100 reduce-scatter (ring)", 0.050},
       {"8x A100 all-reduce (default)", 0.285},
       {"2x8 H100 all-reduce (ring; 24 CTAs)", 0.090},
-      {"2x8 H100 all-reduce (default: NVLS-tree)", 0.290},
-      {"2x8 H200 all-reduce (default: NVLS-tree)", 0.105},
-      {"4x8 H100 all-reduce (default)", 0.270},
+      {"2x8 H100 all-reduce (default: NVLS-tree)", 0.180},
+      {"2x8 H200 all-reduce (default: NVLS-tree)", 0.030},
+      {"4x8 H100 all-reduce (default)", 0.205},
       {"8x H100 all-reduce (ring; Together)", 0.185},
-      {"8x H100 all-reduce (default: NVLS; Together)", 0.180},
-      {"8x H100 all-reduce (default: NVLS; NVIDIA DGX)", 0.420},
-      {"8x H100 all-reduce (default: NVLS; Azure)", 0.165},
-      {"8x H200 all-reduce (default: NVLS; Azure NCCL 2.26)", 0.085},
+      {"8x H100 all-reduce (default: NVLS; Together)", 0.135},
+      {"8x H100 all-reduce (default: NVLS; NVIDIA DGX)", 0.370},
+      {"8x H100 all-reduce (default: NVLS; Azure)", 0.110},
+      {"8x H200 all-reduce (default: NVLS; Azure NCCL 2.26)", 0.040},
       {"8x H100 all-gather (ring; Together)", 0.485},
       {"8x H100 all-gather (default; Together)", 0.495},
       {"8x H100 reduce-scatter (ring; Together)", 0.470},
@@ -75,22 +80,40 @@ TEST(NcclTests, EachTableStaysWithinItsBound) {
 // 64 MiB; below, the launch latency of the harness dominates and varies:
 // 13.7 us at 8 B in NVIDIA's DGX sample, 37 us in Together's, same GPUs):
 // 10% on 8-GPU H100 collectives (all-reduce, all-gather, reduce-scatter;
-// nccl-tests#290's table at 6.9% is the worst), 15% across H100 nodes. One
-// table misses it, and says so here and in docs/validation.md: NCCL's
-// default on two nodes, NVLS-tree, which acesim runs at 525 GB/s busbw
-// where 469 is measured.
+// Together's all-gather ring at 6.3% is the worst), 15% across H100 nodes
+// (4 nodes at 6.4%).
 TEST(NcclTests, LargeSizesMeetTheGoalsOnH100) {
-  const std::map<std::string, double> known_misses = {{"2x8 H100 all-reduce (default: NVLS-tree)", 0.225}};
   int checked = 0;
   for (const NcclTestsTable& t : study()) {
     if (t.platform != "hgx-h100" || t.rows_from(64.0 * 1048576.0) == 0) continue;
     SCOPED_TRACE(t.title);
-    const double goal = t.nodes == 1 ? 0.10 : 0.15;
-    const auto miss = known_misses.find(t.title);
-    EXPECT_LE(t.geomean_error(64.0 * 1048576.0), miss == known_misses.end() ? goal : miss->second);
+    EXPECT_LE(t.geomean_error(64.0 * 1048576.0), t.nodes == 1 ? 0.10 : 0.15);
     ++checked;
   }
   EXPECT_EQ(checked, 13);  // 10 one-node tables, 3 across nodes
+}
+
+// NVLS and NVLS-tree at the sizes training moves (1 to 128 MiB): within 10%
+// of every published row where NCCL ran them (docs/validation.md, section
+// 2: the kernel's pipeline, docs/model.md). Two rows miss, slow, and say so:
+// nccl-tests#309's 2x8 H100 table at 4 and 8 MiB, where its own ramp dips
+// (9 us per MiB from 4 to 8 MiB, against 4 us from 128 MiB on).
+TEST(NcclTests, NvlsRampWithinTenPercent) {
+  const std::map<std::pair<std::string, double>, double> known_misses = {
+      {{"2x8 H100 all-reduce (default: NVLS-tree)", 4.0 * 1048576.0}, 0.150},
+      {{"2x8 H100 all-reduce (default: NVLS-tree)", 8.0 * 1048576.0}, 0.195},
+  };
+  int checked = 0;
+  for (const NcclTestsTable& t : study()) {
+    for (const NcclTestsRow& r : t.rows) {
+      if (r.algorithm.rfind("nvls", 0) != 0 || r.bytes < 1048576.0 || r.bytes > 128.0 * 1048576.0) continue;
+      SCOPED_TRACE(t.title + ", " + std::to_string(r.bytes) + " bytes");
+      const auto miss = known_misses.find({t.title, r.bytes});
+      EXPECT_LE(std::abs(r.error()), miss == known_misses.end() ? 0.10 : miss->second);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 49);  // 36 rows on one node, 8 on two, 5 on four
 }
 
 TEST(NcclTests, BusBandwidthComesFromThePublishedTimes) {

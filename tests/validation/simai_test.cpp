@@ -55,14 +55,14 @@ double exposed_ms(const LlmReport& r) {
 // bus-bandwidth formula, at SimAI's bandwidths in its GiB/s).
 TEST(Simai, ExposedCommunicationStaysWithinItsBound) {
   const SimaiCase& pp1 = find("gpt13b_tp8_pp1_ws64_gbs32_aicbgen.txt");
-  EXPECT_NEAR(exposed_ms(pp1.ideal) / (pp1.simai_exposed_us / 1e3) - 1.0, 0.015, 0.005);
+  EXPECT_NEAR(exposed_ms(pp1.ideal) / (pp1.simai_exposed_us / 1e3) - 1.0, 0.060, 0.005);
   const SimaiCase& moe = find("workload_analytical.txt");
   EXPECT_NEAR(exposed_ms(moe.ideal) / (moe.simai_exposed_us / 1e3) - 1.0, -0.045, 0.005);
   // The pp 2 file without either tool's bubble: acesim's iteration less its
   // bubble against SimAI's compute plus exposed communication.
   const SimaiCase& pp2 = find("gpt13b_tp8_pp2_ws64_gbs32_aicbgen.txt");
   const double acesim = static_cast<double>(pp2.ideal.iteration_ps - pp2.ideal.pipeline_bubble_ps) / 1e9;
-  EXPECT_NEAR(acesim / ((pp2.simai_compute_us + pp2.simai_exposed_us) / 1e3) - 1.0, 0.0025, 0.005);
+  EXPECT_NEAR(acesim / ((pp2.simai_compute_us + pp2.simai_exposed_us) / 1e3) - 1.0, 0.006, 0.005);
   // The 1F1B bubble is p - 1 micro-batch slots: for pp 2, one micro-batch's
   // rows on a stage (261-276 ms of compute) and their blocking collectives.
   EXPECT_GE(pp2.ideal.pipeline_bubble_ps, 261'000'000'000);
