@@ -23,43 +23,10 @@
 #include <vector>
 
 #include "compute/kernel_desc.h"
+#include "config/kernel_constants.h"
 #include "endpoint/npu_config.h"
 
 namespace acesim {
-
-// One architecture's constants (the data file's `architectures.NAME`).
-struct ArchConstants {
-  std::string name;
-  std::vector<std::string> gpus;  // the GPUs of the architecture, by the names presets give (npu.gpu)
-  // GEMM
-  std::vector<std::array<int, 2>> tiles;  // output tile shapes (m x n) the library picks from
-  std::vector<int> split_k;               // split-K factors tried when the tiles leave SMs idle
-  double k_overhead = 0.0;                // a tile's cost outside its main loop, in elements of k
-  double gemm_efficiency_bf16 = 1.0;      // main loop, of the peak (at the measured GPU's clock)
-  double gemm_efficiency_fp8 = 0.0;       // 0: no FP8 tensor cores
-  // Attention: efficiency(s, d) = peak x (s / (s + half_seq)) x head-dim
-  // factor, s the keys per query row (half the keys with a causal mask).
-  std::string attention_kernel;
-  struct Curve {
-    double efficiency = 1.0;  // of the peak, long sequences, head dimension 128
-    double half_seq = 0.0;    // keys per row at which it reaches half of that
-    double half_head_dim = 0.0;  // head dimension at which it would reach half (d / (d + h), normalised at 128)
-  };
-  Curve attention_forward;
-  Curve attention_backward;
-  double fp8_attention_speedup = 1.0;  // FP8 attention over BF16 (forward); 1: none
-  // Memory-bound kernels.
-  double memory_efficiency = 1.0;  // of the peak HBM bandwidth
-  double launch_floor_us = 0.0;    // the least time a kernel takes
-  // The measured GPU's clock under load over the clock its peak is quoted
-  // at: efficiencies above hold at this ratio; a GPU sustaining another
-  // (npu.clock_MHz) scales its tensor rate by the ratio of the two.
-  double measured_clock_ratio = 1.0;
-};
-
-// The architectures the data file knows, and their names.
-const ArchConstants* find_arch(std::string_view name);
-std::vector<std::string> arch_names();
 
 class ComputeModel {
  public:

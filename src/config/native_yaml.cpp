@@ -8,8 +8,8 @@
 
 #include "algorithm/algorithm.h"
 #include "collective/nccl_model.h"
-#include "compute/compute_model.h"
 #include "config/input_error.h"
+#include "config/kernel_constants.h"
 #include "config/limits.h"
 #include "config/units.h"
 #include "config/platform.h"

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 // Bottom (0) to top; the same table as docs/architecture.md.
 const std::map<std::string, int> kLayer = {
     {"engine", 0},     {"registry", 0},  {"topology", 1}, {"chakra", 1},    {"algorithm", 2},
-    {"network", 3},    {"endpoint", 4},  {"collective", 5}, {"config", 6},  {"platform", 7},
+    {"network", 3},    {"endpoint", 4},  {"collective", 5}, {"config", 6},  {"platform", 7}, {"compute", 7},
     {"workload", 8},   {"driver", 9},    {"report", 10},  {"calibrate", 10}, {"reproduce", 10},
     {"api", 11},       {"cli", 12},
 };
