@@ -437,8 +437,22 @@ TEST(LlmPlanChecks, UnevenSplitsRefusedWithTheirArithmetic) {
     p.global_batch = 16;
     expect_refused(p, m, 16, {"layers (126) + embedding 1 + loss 1 = 128", "8 per stage", "--virtual-stages 3"});
   }
-  // Even plans still say how to split unevenly.
+  // Even plans say how to split unevenly where that can help: where v
+  // divides the layers (every stage's count must divide into v chunks).
   expect_refused(plan(1, 16, 1), m, 16, {"layers (126)", "pp*virtual-stages = 16*1 = 16", "--decoder-first-pipeline-num-layers"});
+  {
+    ParallelPlan p = plan(1, 2, 1);
+    p.schedule = PipeSchedule::kInterleaved;
+    p.virtual_stages = 3;
+    p.global_batch = 2;
+    m.layers = 32;  // no split of 32 gives each stage a multiple of 3
+    try {
+      check_plan(p, m, 2);
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), "parallel plan: layers (32) must be divisible by pp*virtual-stages = 2*3 = 6");
+    }
+  }
 }
 
 // ---------------------------------------------------------------- schedules

@@ -48,9 +48,19 @@ std::string_view to_string(LlmPass p) {
   return "?";
 }
 
+namespace {
+
+// The plan, once check_plan has passed it (the layer split needs a valid one).
+const ParallelPlan& checked_plan(const ParallelPlan& plan, const TransformerShape& shape, const Topology& topo) {
+  check_plan(plan, shape, topo.num_npus());
+  return plan;
+}
+
+}  // namespace
+
 LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options)
     : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_),
-      split_((check_plan(plan_, shape_, topo_.num_npus()), plan_), shape_.layers) {
+      split_(checked_plan(plan_, shape_, topo_), shape_.layers) {
   // A rank's graph beyond this would not fit in memory.
   constexpr double kMaxNodes = 50e6;
   const double nodes = estimated_nodes_per_rank();

@@ -60,8 +60,12 @@ void check_layer_split(const ParallelPlan& p, int layers, const std::function<vo
   if (!edges && !counted) {
     const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
     if (layers % chunks != 0) {
+      // An uneven split gives every stage a multiple of v layers: it can
+      // help only when v divides the layers.
+      const std::string hint =
+          layers % p.virtual_stages == 0 ? std::string(" (or split unevenly: ") + kFirstFlag + ", " + kLastFlag + ")" : "";
       bad("layers (" + n(layers) + ") must be divisible by pp*virtual-stages = " + n(p.pp) + "*" + n(p.virtual_stages) +
-          " = " + n(chunks) + " (or split unevenly: " + kFirstFlag + ", " + kLastFlag + ")");
+          " = " + n(chunks) + hint);
     }
     return;
   }
