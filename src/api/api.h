@@ -116,6 +116,9 @@ struct TrainingRequest {
   // defaults there.
   struct Llm {
     std::optional<int> tp, pp, dp, ep, cp, zero, micro_batch, global_batch, virtual_stages;
+    // Uneven pipeline stages (Megatron-LM's flags of the same names).
+    std::optional<int> first_stage_layers, last_stage_layers;
+    bool embedding_in_split = false, loss_in_split = false;
     bool sequence_parallel = false;
     std::string schedule;   // 1f1b | interleaved | gpipe
     std::string recompute;  // none | selective | full
@@ -127,7 +130,8 @@ struct TrainingRequest {
     // PREFIX.groups.json (workload/llm/llm_chakra.h).
     std::string chakra_out;
     bool given() const {
-      return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || sequence_parallel ||
+      return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || first_stage_layers ||
+             last_stage_layers || embedding_in_split || loss_in_split || sequence_parallel ||
              !schedule.empty() || !recompute.empty() || !attention.empty() || overlap_grad_reduce ||
              overlap_param_gather || allow_oom || !chakra_out.empty();
     }

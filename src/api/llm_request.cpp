@@ -61,6 +61,10 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, 
   if (!o.schedule.empty()) p.schedule = parse_pipe_schedule("--schedule", o.schedule);
   p.virtual_stages = checked(o.virtual_stages, "--virtual-stages", 1, 1024, 1);
   if (o.virtual_stages && *o.virtual_stages > 1 && o.schedule.empty()) p.schedule = PipeSchedule::kInterleaved;
+  p.first_stage_layers = checked(o.first_stage_layers, "--decoder-first-pipeline-num-layers", 1, big, 0);
+  p.last_stage_layers = checked(o.last_stage_layers, "--decoder-last-pipeline-num-layers", 1, big, 0);
+  p.embedding_in_split = o.embedding_in_split;
+  p.loss_in_split = o.loss_in_split;
   if (!o.recompute.empty()) p.recompute = parse_recompute("--recompute", o.recompute);
   if (!o.attention.empty()) p.attention = parse_attention_kernel("--attention", o.attention);
   p.overlap_grad_reduce = o.overlap_grad_reduce;

@@ -109,6 +109,18 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
   c->add_option("--schedule", l.schedule, "pipeline schedule: " + join_names(pipe_schedule_names()) + " (default 1f1b)")
       ->check(non_empty())->group(group);
   c->add_option("--virtual-stages", l.virtual_stages, "model chunks per stage (interleaved schedule)")->group(group);
+  c->add_option("--decoder-first-pipeline-num-layers", l.first_stage_layers,
+                "layers of the first pipeline stage; the middle stages share the rest evenly (Megatron-LM's flag)")
+      ->group(group);
+  c->add_option("--decoder-last-pipeline-num-layers", l.last_stage_layers,
+                "layers of the last pipeline stage (Megatron-LM's flag)")
+      ->group(group);
+  c->add_flag("--account-for-embedding-in-pipeline-split", l.embedding_in_split,
+              "count the embedding as a layer of the first stage when splitting (Megatron-LM's flag)")
+      ->group(group);
+  c->add_flag("--account-for-loss-in-pipeline-split", l.loss_in_split,
+              "count the loss as a layer of the last stage when splitting (Megatron-LM's flag)")
+      ->group(group);
   c->add_option("--recompute", l.recompute, "activation recomputation: " + join_names(recompute_names()) + " (default none)")
       ->check(non_empty())->group(group);
   c->add_option("--attention", l.attention, "attention kernel: " + join_names(attention_kernel_names()) + " (default fused)")

@@ -227,9 +227,12 @@ void summarise(LlmReport& rep, const PlatformConfig& platform, const StagedJob& 
   rep.stage_iteration_ps = mean(rep.stage_iteration_ps);
   for (TimePs& v : rep.exposed_ps) v = mean(v);
   rep.model_flops_per_gpu = job.model_flops_per_gpu();
+  rep.model_flops_no_recompute_per_gpu = job.model_flops_no_recompute_per_gpu();
   if (rep.iteration_ps > 0 && rep.model_flops_per_gpu > 0.0) {
-    rep.tflops_per_gpu = rep.model_flops_per_gpu / ps_to_seconds(rep.iteration_ps) / 1e12;
-    rep.mfu = rep.tflops_per_gpu * 1e12 / platform.npu.peak_flops();
+    const double seconds = ps_to_seconds(rep.iteration_ps);
+    rep.tflops_per_gpu = rep.model_flops_per_gpu / seconds / 1e12;
+    rep.hfu = rep.tflops_per_gpu * 1e12 / platform.npu.peak_flops();
+    rep.mfu = rep.model_flops_no_recompute_per_gpu / seconds / platform.npu.peak_flops();
   }
 }
 

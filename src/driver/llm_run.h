@@ -64,9 +64,14 @@ struct LlmReport {
   std::vector<TimePs> iteration_end_ps;  // the last rank's optimizer step of each iteration
   TimePs iteration_ps = 0;               // between the last two
   TimePs total_ps = 0;
+  // Megatron-LM's count (eq. 3, recomputation included) and PaLM's (without).
   double model_flops_per_gpu = 0.0;
-  double tflops_per_gpu = 0.0;
+  double model_flops_no_recompute_per_gpu = 0.0;
+  double tflops_per_gpu = 0.0;  // Megatron-LM's count per second
+  // Over the dense BF16 peak (npu.peak_flops()), whatever the precision
+  // run: MFU PaLM's count (no recomputation), HFU Megatron-LM's.
   double mfu = 0.0;
+  double hfu = 0.0;
   // Means over the stages' followed ranks, each over its own measured
   // iteration (optimizer step to optimizer step): they add up to
   // stage_iteration_ps.

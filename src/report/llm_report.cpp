@@ -45,8 +45,8 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
   // The parts are means over the stages, each of its own iteration.
   const TimePs it = r.stage_iteration_ps;
   if (r.model_flops_per_gpu > 0.0) {
-    out += fmt::format("model TFLOP/s per GPU {:>12.1f}      MFU {:.1f}% (Megatron-LM's count)\n", r.tflops_per_gpu,
-                       100.0 * r.mfu);
+    out += fmt::format("model TFLOP/s per GPU {:>12.1f}      MFU {:.1f}%, HFU {:.1f}% (TFLOP/s and HFU: Megatron-LM's count; MFU: without recomputation)\n",
+                       r.tflops_per_gpu, 100.0 * r.mfu, 100.0 * r.hfu);
   } else {
     out += "model TFLOP/s per GPU            -      (the workload gives times, not FLOPs)\n";
   }
@@ -93,6 +93,7 @@ std::string format_llm_comparison(const std::vector<LlmReport>& runs, const Plat
   if (runs[0].model_flops_per_gpu > 0.0) {
     row("TFLOP/s per GPU", [](const LlmReport& r) { return fmt::format("{:.1f}", r.tflops_per_gpu); });
     row("MFU", [](const LlmReport& r) { return fmt::format("{:.1f}%", 100.0 * r.mfu); });
+    row("HFU", [](const LlmReport& r) { return fmt::format("{:.1f}%", 100.0 * r.hfu); });
   }
   row("compute (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.compute_ps)); });
   row("pipeline bubble (ms)", [](const LlmReport& r) { return fmt::format("{:.3f}", ms(r.pipeline_bubble_ps)); });
@@ -150,8 +151,10 @@ nlohmann::json llm_json(const LlmReport& r) {
           {"iteration_time_ns", ns(r.iteration_ps)},
           {"total_time_ns", ns(r.total_ps)},
           {"model_flops_per_gpu", counted(r.model_flops_per_gpu)},
+          {"model_flops_no_recompute_per_gpu", counted(r.model_flops_no_recompute_per_gpu)},
           {"tflops_per_gpu", counted(r.tflops_per_gpu)},
           {"mfu", counted(r.mfu)},
+          {"hfu", counted(r.hfu)},
           {"compute_ns", ns(r.compute_ps)},
           {"pipeline_bubble_ns", ns(r.pipeline_bubble_ps)},
           {"exposed_comm_ns", exposed_ns},

@@ -25,7 +25,7 @@ struct H100Row {
   double step_s = 0.0;  // measured seconds per step
   // What acesim gives.
   TimePs iteration_ps = 0;
-  double mfu = 0.0;  // acesim's count (Megatron-LM's eq. 3)
+  double mfu = 0.0;  // acesim's MFU (these runs recompute nothing: their HFU too)
   TimePs compute_ps = 0, bubble_ps = 0, exposed_tp_ps = 0, exposed_cp_ps = 0, exposed_pp_ps = 0, exposed_dp_ps = 0;
   double memory_GB = 0.0;
   // Measured / acesim step time - 1: positive when acesim is faster.

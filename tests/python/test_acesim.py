@@ -183,6 +183,15 @@ class RunAndCharacterizeTest(unittest.TestCase):
         self.assertEqual(acesim.run(model="llama3-8b", platform="hgx-h100", nodes=4, tp=8, pp=2, sequence_parallel=True),
                          cli_json("run", "--model", "llama3-8b", "--platform", "hgx-h100", "--nodes", "4", "--tp", "8",
                                   "--pp", "2", "--sequence-parallel"))
+        # Uneven pipeline stages: Megatron-LM's flags as keyword arguments.
+        uneven = acesim.run(model="llama3-8b", platform="hgx-h100", nodes=4, tp=8, pp=4, global_batch=8,
+                            decoder_first_pipeline_num_layers=7, decoder_last_pipeline_num_layers=7)
+        self.assertEqual(uneven, cli_json("run", "--model", "llama3-8b", "--platform", "hgx-h100", "--nodes", "4",
+                                          "--tp", "8", "--pp", "4", "--global-batch", "8",
+                                          "--decoder-first-pipeline-num-layers", "7",
+                                          "--decoder-last-pipeline-num-layers", "7"))
+        self.assertIn("layers per stage 7, 9 x2, 7", uneven["plan"])
+        self.assertEqual(uneven["mfu"], uneven["hfu"])  # nothing recomputed
 
     def test_run_compares_executors(self):
         r = acesim.run(compare=["sm", "ideal"])

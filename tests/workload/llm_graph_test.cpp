@@ -5,9 +5,11 @@
 // eq. 3 (arXiv 2104.04473).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -491,6 +493,10 @@ TEST(LlmGraph, EstimatedNodesBoundTheBuiltGraphs) {
     cases.back().plan.cp = cp;
     cases.back().plan.recompute = Recompute::kSelective;
   }
+  cases.push_back({"uneven pp 4, 3 + 2 + 2 + 3 layers", small(), plan(2, 4, 1, 4), 8});
+  cases.back().model.layers = 10;
+  cases.back().plan.first_stage_layers = 3;
+  cases.back().plan.last_stage_layers = 3;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Topology topo = flat(c.npus);
@@ -525,6 +531,66 @@ TEST(LlmGraph, LayerKernelFlopsAreTheClosedForm) {
   EXPECT_DOUBLE_EQ(bwd, 2 * gemms + 2.5 * attention);
 }
 
+// head_dim widens attention past hidden (Qwen3): 16 heads of 128 make
+// queries, keys and values 2048 wide on a hidden of 1024. Forward on one of
+// t = 2 ranks: QKV 2 s h (q + 2 kv) / t, output projection 2 s q h / t, the
+// MLP 16 s h^2 / t, causal attention 2 s^2 q / t; the parameters h (q +
+// 2 kv) + q h + 8 h^2 per layer.
+TEST(LlmGraph, HeadDimSetsTheAttentionWidth) {
+  TransformerShape m = small();
+  m.head_dim = 128;
+  const Topology topo_job = grid(2, 2);
+  const LlmJob job(m, plan(2, 1, 2, 2), topo_job, one_iteration());
+  const LlmRankGraph g = job.build(0);
+  double fwd = 0, bwd = 0;
+  for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+    const GraphNode& node = g.graph.node(n);
+    if (node.kind != WorkNodeKind::kCompute || g.tags[n].layer != 2) continue;
+    (g.tags[n].pass == LlmPass::kForward ? fwd : bwd) += g.graph.kernel(node.payload).flops;
+  }
+  const double q = 2048, kv = 2048;
+  const double gemms = (2 * kS * kH * (q + 2 * kv) + 2 * kS * q * kH + 16 * kS * kH * kH) / 2;
+  const double attention = 2 * kS * kS * q / 2;
+  EXPECT_DOUBLE_EQ(fwd, gemms + attention);
+  EXPECT_DOUBLE_EQ(bwd, 2 * gemms + 2.5 * attention);
+  EXPECT_DOUBLE_EQ(m.q_width(), q);
+  EXPECT_DOUBLE_EQ(m.kv_width(), kv);
+  EXPECT_DOUBLE_EQ(m.parameters(), 4 * (kH * (q + 2 * kv) + q * kH + 8 * kH * kH) + 2 * 32768 * kH);
+  // Without head_dim the widths are hidden's.
+  EXPECT_DOUBLE_EQ(small().q_width(), kH);
+  EXPECT_DOUBLE_EQ(small().kv_width(), kH);
+}
+
+// An uneven split (Megatron-LM's --decoder-first/last-pipeline-num-layers):
+// each stage runs exactly its layers, 2 + 3 + 3 + 2 of 10 on 4 stages, and
+// reduces their gradients and no others.
+TEST(LlmGraph, UnevenStagesRunTheirOwnLayers) {
+  TransformerShape m = small();
+  m.layers = 10;
+  ParallelPlan p = plan(1, 4, 2, 8);
+  p.first_stage_layers = 2;
+  p.last_stage_layers = 2;
+  const Topology topo = grid(4, 2);
+  const LlmJob job(m, p, topo, one_iteration());
+  const std::vector<std::set<int>> want = {{0, 1}, {2, 3, 4}, {5, 6, 7}, {8, 9}};
+  for (int stage = 0; stage < 4; ++stage) {
+    const LlmRankGraph g = job.build(job.layout().in_stage(0, stage));
+    std::set<int> layers;
+    for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+      if (g.graph.node(n).kind == WorkNodeKind::kCompute && g.tags[n].layer >= 0) layers.insert(g.tags[n].layer);
+    }
+    EXPECT_EQ(layers, want[static_cast<std::size_t>(stage)]) << "stage " << stage;
+    // Gradient all-reduces over dp: one per layer, 12 h^2 fp32 values each,
+    // plus the untied embedding (stage 0) or LM head (stage 3).
+    std::vector<double> grads = comm_bytes(g, coll(LlmComm::kDp, CollectiveOp::kAllReduce));
+    std::sort(grads.begin(), grads.end());
+    const std::size_t extra = stage == 0 || stage == 3 ? 1 : 0;
+    ASSERT_EQ(grads.size(), want[static_cast<std::size_t>(stage)].size() + extra) << "stage " << stage;
+    for (std::size_t i = 0; i < want[static_cast<std::size_t>(stage)].size(); ++i) EXPECT_DOUBLE_EQ(grads[i], 12 * kH * kH * 4);
+  }
+  EXPECT_NE(job.plan_text().find(", layers per stage 2, 3 x2, 2,"), std::string::npos) << job.plan_text();
+}
+
 // Megatron-LM's eq. 3 (arXiv 2104.04473 §5.1): an iteration of a GPT model
 // (4h MLP, GELU, tied embeddings) with full recomputation costs
 // 96 B s l h^2 (1 + s / 6h + V / 16 l h) FLOPs; without recomputation the
@@ -552,6 +618,12 @@ TEST(LlmGraph, ModelFlopsAreMegatronsEquationThree) {
   EXPECT_NEAR(LlmJob(gpt, p, topo).model_flops_per_gpu() / (none / gpus), 1.0, 1e-12);
   p.recompute = Recompute::kSelective;
   EXPECT_NEAR(LlmJob(gpt, p, topo).model_flops_per_gpu() / ((none + 4 * B * s * s * h * l) / gpus), 1.0, 1e-12);
+  // PaLM's model FLOPs (the MFU's) leave recomputation out: eq. 3 without
+  // it, whatever the plan recomputes.
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    p.recompute = r;
+    EXPECT_NEAR(LlmJob(gpt, p, topo).model_flops_no_recompute_per_gpu() / (none / gpus), 1.0, 1e-12);
+  }
   // GPT-3 175B at 1536 sequences: 4.5 x 10^18 FLOPs an iteration (eq. 3,
   // with recomputation), 8.8 PFLOP per GPU on 512.
   EXPECT_NEAR(full / 1e18, 4.5, 0.05);

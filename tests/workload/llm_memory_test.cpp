@@ -310,6 +310,27 @@ TEST(LlmMemory, SharedExpertsAndFirstDenseLayers) {
   EXPECT_DOUBLE_EQ(m0.activations_bytes, 2.5 * (dense_layer + 3 * moe_layer + 8 * sb + sb * h));
 }
 
+// Llama 3 405B on Meta's 16 stages of 7, 14 x 8, 7 layers (tp 8): a middle
+// stage holds 8 layers' parameters, the first 7 and the embedding, the last
+// 7 and the untied LM head; activations follow the layers held.
+TEST(LlmMemory, UnevenStagesHoldTheirLayers) {
+  const TransformerShape& m = shape_of("llama3-405b");
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 1;
+  p.global_batch = 16;
+  p.first_stage_layers = 7;
+  p.last_stage_layers = 7;
+  const double h = 16384, layer = (h * (h + 2 * 1024) + h * h + 3 * h * 53248) / 8, embedding = 129024.0 * h / 8;  // padded to 1024 x 126
+  EXPECT_DOUBLE_EQ(stage_parameters(m, p, 0).dense, 7 * layer + embedding);
+  EXPECT_DOUBLE_EQ(stage_parameters(m, p, 1).dense, 8 * layer);
+  EXPECT_DOUBLE_EQ(stage_parameters(m, p, 15).dense, 7 * layer + embedding);
+  const double per_layer = layer_activation_bytes(m, p, 0, 2);
+  // 1F1B: stage 1 holds 15 micro-batches of its 8 layers.
+  EXPECT_NEAR(memory_per_gpu(m, p, 1).activations_bytes / (15 * 8 * per_layer), 1.0, 1e-12);
+}
+
 TEST(LlmMemory, FormatsOneLine) {
   MemoryBreakdown m;
   m.stage = 3;

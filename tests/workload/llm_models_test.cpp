@@ -48,6 +48,10 @@ TEST(LlmModels, BuiltinsAreThePublishedConfigurations) {
   same(shape_of("gpt3-175b"), 96, 12288, 96, 96, 49152, 2048, 51200, false, true);
   same(shape_of("mixtral-8x7b"), 32, 4096, 32, 8, 14336, 32768, 32000, true, false);
   same(shape_of("deepseek-v2-lite"), 27, 2048, 16, 16, 10944, 4096, 102400, true, false);
+  same(shape_of("bloom-176b"), 70, 14336, 112, 112, 57344, 2048, 250880, false, true);
+  same(shape_of("qwen3-32b"), 64, 5120, 64, 8, 25600, 4096, 151936, true, false);
+  EXPECT_EQ(shape_of("qwen3-32b").head_dim, 128);
+  EXPECT_EQ(shape_of("bloom-176b").head_dim, 0);  // 14336 / 112 = 128
   auto experts = [](const TransformerShape& m, int e, int k, int f, int shared, int every, int first_dense) {
     EXPECT_EQ(m.experts, e) << m.name;
     EXPECT_EQ(m.top_k, k) << m.name;
@@ -76,6 +80,18 @@ TEST(LlmModels, ParametersAreThePublishedSizes) {
   EXPECT_NEAR(shape_of("llama3-70b").parameters() / 1e9, 70.55, 0.01);
   EXPECT_NEAR(shape_of("llama3-405b").parameters() / 1e9, 405.85, 0.01);
   EXPECT_NEAR(shape_of("gpt3-175b").parameters() / 1e9, 174.6, 0.05);
+  // BLOOM: 70 x 12 h^2 + 250,880 h = 176.23 B; the published 176,247,271,424
+  // (bigscience/bloom model card) adds the biases and norms left out here.
+  EXPECT_DOUBLE_EQ(shape_of("bloom-176b").parameters(), 70 * 12.0 * 14336 * 14336 + 250880.0 * 14336);
+  EXPECT_NEAR(shape_of("bloom-176b").parameters() / 176247271424.0, 1.0, 1e-4);
+  // Qwen3-32B, queries 64 x 128 = 8192 wide on hidden 5120, keys and values
+  // 8 x 128: 64 x (5120 (8192 + 2048) + 8192 x 5120 + 3 x 5120 x 25600) +
+  // 2 x 151,936 x 5120 = 32.76 B; its model card: 32.8 B, 31.2 B without
+  // the embeddings.
+  const double qwen_layers = 64 * (5120.0 * (8192 + 2048) + 8192.0 * 5120 + 3.0 * 5120 * 25600);
+  EXPECT_DOUBLE_EQ(shape_of("qwen3-32b").parameters(), qwen_layers + 2.0 * 151936 * 5120);
+  EXPECT_NEAR(shape_of("qwen3-32b").parameters() / 1e9, 32.8, 0.05);
+  EXPECT_NEAR(qwen_layers / 1e9, 31.2, 0.05);
   // Closed form, Llama 3 8B: 32 x (4096 (4096 + 2 x 1024) + 4096^2 + 3 x 4096
   // x 14336) + 2 x 128256 x 4096.
   EXPECT_DOUBLE_EQ(shape_of("llama3-8b").parameters(),
@@ -300,10 +316,59 @@ TEST_F(LlmCli, ImpossibleAttentionShapesAreRefused) {
           {"heads.yaml:4", "kv_heads", "must divide heads (16), got 32"});
   refused("layers: 2\nhidden: 1024\nheads: 16\nkv_heads: 6\n" + tail,
           {"heads.yaml:4", "kv_heads", "must divide heads (16), got 6"});
-  refused("layers: 2\nhidden: 1000\nheads: 16\n" + tail, {"heads.yaml:3", "heads", "must divide hidden (1000), got 16"});
+  refused("layers: 2\nhidden: 1000\nheads: 16\n" + tail,
+          {"heads.yaml:3", "heads", "must divide hidden (1000) when head_dim is not given, got 16"});
+  refused("layers: 2\nhidden: 1024\nheads: 16\nhead_dim: 0\n" + tail, {"heads.yaml:4", "head_dim", "1..2^20", "0"});
+  refused("layers: 2\nhidden: 1024\nheads: 2048\nhead_dim: 1048576\n" + tail,
+          {"heads.yaml:4", "head_dim", "heads x head_dim = 2048 x 1048576", "2^30"});
   // The same through the CLI: one line, exit status 2.
   expect_bad_input({"run", "--model", write("h.yaml", "layers: 2\nhidden: 1024\nheads: 16\nkv_heads: 32\n" + tail)},
                    {"kv_heads", "must divide heads (16)"});
+}
+
+// head_dim: attention wider (or narrower) than hidden, as Qwen3 has it;
+// hidden need not split into heads then. Megatron-LM's FLOPs with query
+// width q = heads x head_dim and key width kv: per layer and sequence,
+// forward 2 s h (q + 2 kv) + 4 s^2 q + 2 s q h + 2 x 2 s h f.
+TEST_F(LlmCli, HeadDimInModelFiles) {
+  const std::string ok = write("qwen.yaml",
+                               "name: wide\nlayers: 2\nhidden: 1000\nheads: 16\nkv_heads: 4\nhead_dim: 128\n"
+                               "ffn_hidden: 4096\nseq: 1024\nvocab: 32768\n");
+  const TransformerShape m = read_transformer_file(ok);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_DOUBLE_EQ(m.q_width(), 2048);
+  EXPECT_DOUBLE_EQ(m.kv_width(), 512);
+  const double s = 1024, h = 1000, q = 2048, kv = 512, f = 4096, V = 32768;
+  EXPECT_DOUBLE_EQ(m.parameters(), 2 * (h * (q + 2 * kv) + q * h + 2 * h * f) + V * h);
+  const Topology topo({dim(DimKind::kSwitch, 4, 370.8, 500)});
+  ParallelPlan p;
+  p.tp = 4;
+  p.global_batch = 1;
+  const double forward = 2 * (2 * s * h * (q + 2 * kv) + 4 * s * s * q + 2 * s * q * h + 4 * s * h * f) + 2 * s * h * V;
+  EXPECT_NEAR(LlmJob(m, p, topo).model_flops_per_gpu() / (3 * forward / 4), 1.0, 1e-12);
+  expect_ok({"run", "--platform", "hgx-h100", "--nodes", "1", "--model", ok, "--tp", "4", "--dp", "2"});
+}
+
+// Uneven stages from the command line: Megatron-LM's flags, and a split
+// that does not add up refused in one line with its arithmetic.
+TEST_F(LlmCli, UnevenPipelineFlags) {
+  const std::string m = write("m.yaml", "layers: 10\nhidden: 1024\nheads: 16\nseq: 1024\nvocab: 32768\n");
+  const std::vector<std::string> base = {"run", "--platform", "hgx-h100", "--nodes", "1", "--model", m, "--tp", "2", "--pp", "4",
+                                         "--global-batch", "8"};
+  auto with = [&](std::initializer_list<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra);
+    return a;
+  };
+  const nlohmann::json j = parse_json(
+      expect_ok(with({"--decoder-first-pipeline-num-layers", "2", "--decoder-last-pipeline-num-layers", "2", "--json"})).out);
+  EXPECT_NE(j["plan"].get<std::string>().find("layers per stage 2, 3 x2, 2"), std::string::npos) << j["plan"];
+  expect_ok(with({"--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"}));  // 12 / 4: 2, 3, 3, 2
+  expect_bad_input(with({"--decoder-first-pipeline-num-layers", "3", "--decoder-last-pipeline-num-layers", "2"}),
+                   {"layers (10) - first 3 - last 2 = 5", "2 middle stage(s)"});
+  expect_bad_input(with({"--decoder-first-pipeline-num-layers", "0"}), {"--decoder-first-pipeline-num-layers", "1..", "got 0"});
+  expect_bad_input(with({"--account-for-loss-in-pipeline-split"}), {"layers (10) + loss 1 = 11", "--pp 4"});
+  expect_bad_input(with({"--decoder-last-pipeline-num-layers", "2", "--account-for-loss-in-pipeline-split"}), {"cannot be combined"});
 }
 
 TEST_F(LlmCli, BadMoeModelFileKeysAreOneLineErrors) {

@@ -290,6 +290,171 @@ TEST(LlmPlanChecks, EveryErrorNamesTheNumbers) {
   expect_refused(plan(0, 1, 1), dense, 1, {">= 1", "tp 0"});
 }
 
+// ---------------------------------------------------------------- uneven stages
+
+std::vector<int> stage_layers(const LayerSplit& s, int pp) {
+  std::vector<int> out;
+  for (int st = 0; st < pp; ++st) out.push_back(s.stage_layers(st));
+  return out;
+}
+
+// Llama 3 405B as Meta trained it (arXiv 2407.21783 section 3.3.2): 126
+// layers on 16 stages, one fewer on the first and the last: 7, 14 x 8, 7.
+TEST(LlmLayerSplit, Llama3_405bOnSixteenStages) {
+  TransformerShape m = small_dense();
+  m.layers = 126;
+  ParallelPlan p = plan(1, 16, 1);
+  p.first_stage_layers = 7;
+  p.last_stage_layers = 7;
+  EXPECT_NO_THROW(check_plan(p, m, 16));
+  const LayerSplit s(p, m.layers);
+  std::vector<int> want(16, 8);
+  want.front() = want.back() = 7;
+  EXPECT_EQ(stage_layers(s, 16), want);
+  for (int st = 0; st < 16; ++st) EXPECT_EQ(s.first_layer(st, 0), st == 0 ? 0 : 7 + 8 * (st - 1)) << st;
+  EXPECT_EQ(s.most_stage_layers(), 8);
+  EXPECT_EQ(s.text(), "7, 8 x14, 7");
+  EXPECT_EQ(describe_plan(p, m.layers), "tp 1, pp 16, dp 1, 1f1b, layers per stage 7, 8 x14, 7, 1 micro-batch of 1 per replica");
+}
+
+// BLOOM-176B (arXiv 2211.05100 section 3.4.1): 70 layers on 12 stages with
+// the embedding and the loss each counted as a layer: (70 + 2) / 12 = 6 per
+// stage, 5 layers on the first and the last; the same split as giving 5 and 5.
+TEST(LlmLayerSplit, BloomCountsTheEmbeddingAndTheLossAsLayers) {
+  TransformerShape m = small_dense();
+  m.layers = 70;
+  ParallelPlan p = plan(1, 12, 1);
+  p.embedding_in_split = true;
+  p.loss_in_split = true;
+  EXPECT_NO_THROW(check_plan(p, m, 12));
+  std::vector<int> want(12, 6);
+  want.front() = want.back() = 5;
+  EXPECT_EQ(stage_layers(LayerSplit(p, m.layers), 12), want);
+  ParallelPlan given = plan(1, 12, 1);
+  given.first_stage_layers = 5;
+  given.last_stage_layers = 5;
+  EXPECT_EQ(stage_layers(LayerSplit(given, m.layers), 12), want);
+  EXPECT_NE(describe_plan(p, m.layers).find("layers per stage 5, 6 x10, 5 (the embedding and the loss counted as a layer)"),
+            std::string::npos);
+  // Only the embedding: (70 + 1) / 12 does not divide.
+  p.loss_in_split = false;
+  expect_refused(p, m, 12, {"layers (70) + embedding 1 = 71", "--pp 12"});
+}
+
+// The interleaved schedule splits each stage's layers over its chunks, in
+// Megatron-Core's order (get_transformer_layer_offset): chunk c of every
+// stage, then chunk c + 1.
+TEST(LlmLayerSplit, InterleavedChunksFollowMegatronCoresOffsets) {
+  TransformerShape m = small_dense();
+  m.layers = 20;
+  ParallelPlan p = plan(1, 4, 1);
+  p.schedule = PipeSchedule::kInterleaved;
+  p.virtual_stages = 2;
+  p.global_batch = 4;
+  p.first_stage_layers = 4;
+  p.last_stage_layers = 4;  // middle: (20 - 8) / 2 = 6 per stage, 3 per chunk
+  EXPECT_NO_THROW(check_plan(p, m, 4));
+  const LayerSplit s(p, m.layers);
+  // Megatron-Core: offset = c * (4/2 + 12/2 + 4/2) + [stage > 0] (4/2 + (stage - 1) * 3).
+  const int first[4][2] = {{0, 10}, {2, 12}, {5, 15}, {8, 18}};
+  const int count[4] = {2, 3, 3, 2};
+  for (int st = 0; st < 4; ++st) {
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_EQ(s.first_layer(st, c), first[st][c]) << st << "," << c;
+      EXPECT_EQ(s.chunk_layers(st, c), count[st]) << st << "," << c;
+    }
+  }
+  // The embedding and the loss in the split: (14 + 2) / (2 * 2) = 4 per
+  // chunk, one fewer in the first chunk of stage 0 and the last of the last;
+  // Megatron-Core's offsets c * 8 + stage * 4 - 1 after the first chunk.
+  ParallelPlan q = plan(1, 2, 1);
+  q.schedule = PipeSchedule::kInterleaved;
+  q.virtual_stages = 2;
+  q.global_batch = 2;
+  q.embedding_in_split = true;
+  q.loss_in_split = true;
+  m.layers = 14;
+  EXPECT_NO_THROW(check_plan(q, m, 2));
+  const LayerSplit t(q, m.layers);
+  EXPECT_EQ(t.first_layer(0, 0), 0);
+  EXPECT_EQ(t.chunk_layers(0, 0), 3);
+  EXPECT_EQ(t.first_layer(1, 0), 3);
+  EXPECT_EQ(t.first_layer(0, 1), 7);
+  EXPECT_EQ(t.first_layer(1, 1), 11);
+  EXPECT_EQ(t.chunk_layers(1, 1), 3);
+}
+
+TEST(LlmPlanChecks, UnevenSplitsRefusedWithTheirArithmetic) {
+  TransformerShape m = small_dense();
+  m.layers = 126;
+  const auto uneven = [](int pp, int first, int last) {
+    ParallelPlan p = plan(1, pp, 1);
+    p.first_stage_layers = first;
+    p.last_stage_layers = last;
+    return p;
+  };
+  expect_refused(uneven(16, 7, 6), m, 16, {"layers (126) - first 7 - last 6 = 113", "14 middle stage(s)"});
+  expect_refused(uneven(16, 70, 70), m, 16, {"layers (126) - first 70 - last 70 = -14", "more layers than the model has"});
+  expect_refused(uneven(16, 63, 63), m, 16, {"= 0 layers left for 14 middle stage(s)", "at least one"});
+  expect_refused(uneven(2, 7, 7), m, 2, {"= 112 layers left", "--pp 2 leaves no middle stage"});
+  expect_refused(uneven(16, -1, 0), m, 16, {"--decoder-first-pipeline-num-layers must be >= 1, got -1"});
+  expect_refused(uneven(1, 126, 0), m, 1, {"uneven pipeline split needs --pp >= 2"});
+  // Only the first given: the last stage is a middle one. 126 - 6 = 120 over 15.
+  EXPECT_NO_THROW(check_plan(uneven(16, 6, 0), m, 16));
+  EXPECT_EQ(LayerSplit(uneven(16, 6, 0), m.layers).text(), "6, 8 x15");
+  {
+    ParallelPlan p = uneven(16, 7, 7);
+    p.loss_in_split = true;
+    expect_refused(p, m, 16, {"cannot be combined", "--account-for-loss-in-pipeline-split"});
+  }
+  {
+    // Interleaved: every stage's layers must split over its chunks.
+    ParallelPlan p = uneven(16, 7, 7);
+    p.schedule = PipeSchedule::kInterleaved;
+    p.virtual_stages = 2;
+    p.global_batch = 16;
+    expect_refused(p, m, 16, {"--decoder-first-pipeline-num-layers 7", "--virtual-stages 2"});
+    p = uneven(16, 6, 8);  // middle 112 / 14 = 8 each, divisible by 2
+    p.schedule = PipeSchedule::kInterleaved;
+    p.virtual_stages = 2;
+    p.global_batch = 16;
+    EXPECT_NO_THROW(check_plan(p, m, 16));
+    p.virtual_stages = 4;
+    expect_refused(p, m, 16, {"--decoder-first-pipeline-num-layers 6", "--virtual-stages 4"});
+    p.virtual_stages = 2;
+    p.first_stage_layers = 8;
+    p.last_stage_layers = 8;
+    m.layers = 114;  // middle (114 - 16) / 14 = 7 per stage: not 2 chunks' worth
+    expect_refused(p, m, 16, {"layers (114) - first 8 - last 8 = 98", "= 7 each", "--virtual-stages 2"});
+    m.layers = 126;
+  }
+  {
+    ParallelPlan p = plan(1, 16, 1);
+    p.embedding_in_split = true;
+    p.loss_in_split = true;
+    p.schedule = PipeSchedule::kInterleaved;
+    p.virtual_stages = 3;
+    p.global_batch = 16;
+    expect_refused(p, m, 16, {"layers (126) + embedding 1 + loss 1 = 128", "8 per stage", "--virtual-stages 3"});
+  }
+  // Even plans say how to split unevenly where that can help: where v
+  // divides the layers (every stage's count must divide into v chunks).
+  expect_refused(plan(1, 16, 1), m, 16, {"layers (126)", "pp*virtual-stages = 16*1 = 16", "--decoder-first-pipeline-num-layers"});
+  {
+    ParallelPlan p = plan(1, 2, 1);
+    p.schedule = PipeSchedule::kInterleaved;
+    p.virtual_stages = 3;
+    p.global_batch = 2;
+    m.layers = 32;  // no split of 32 gives each stage a multiple of 3
+    try {
+      check_plan(p, m, 2);
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), "parallel plan: layers (32) must be divisible by pp*virtual-stages = 2*3 = 6");
+    }
+  }
+}
+
 // ---------------------------------------------------------------- schedules
 
 struct Op {

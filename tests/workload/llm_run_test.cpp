@@ -89,6 +89,32 @@ void expect_symmetry_exact(const PlatformConfig& p, const ParallelPlan& pl) {
   EXPECT_DOUBLE_EQ(sym.mfu, sym.tflops_per_gpu * 1e12 / p.npu.peak_flops());
 }
 
+// MFU counts the model's FLOPs without recomputation (PaLM, arXiv
+// 2204.02311 appendix B), HFU the ones run (Megatron-LM's eq. 3), both
+// over the dense BF16 peak. With full recomputation every layer's forward
+// runs twice: per sequence, with A = 24 s h^2 + 4 s^2 h a layer's forward
+// and 2 s h V the logits, HFU / MFU = (4 l A + 6 s h V) / (3 l A + 6 s h V).
+TEST(LlmRun, MfuLeavesRecomputationOutHfuCountsIt) {
+  const PlatformConfig p = hgx_h100(1);
+  const Topology topo(p.dims);
+  ParallelPlan pl = plan(8, 1, 1, 2);
+  pl.recompute = Recompute::kFull;
+  const LlmJob job(small(4), pl, topo);
+  const LlmReport r = run_llm(p, job);
+  const double s = 1024, h = 1024, l = 4, V = 32768;
+  const double A = 24 * s * h * h + 4 * s * s * h, logits = 2 * s * h * V;
+  ASSERT_GT(r.iteration_ps, 0);
+  EXPECT_LT(r.mfu, r.hfu);
+  EXPECT_NEAR(r.hfu / r.mfu, (4 * l * A + 3 * logits) / (3 * l * A + 3 * logits), 1e-12);
+  EXPECT_DOUBLE_EQ(r.hfu, r.tflops_per_gpu * 1e12 / p.npu.peak_flops());
+  EXPECT_DOUBLE_EQ(r.mfu, job.model_flops_no_recompute_per_gpu() / ps_to_seconds(r.iteration_ps) / p.npu.peak_flops());
+  EXPECT_DOUBLE_EQ(r.model_flops_no_recompute_per_gpu * 8 / 2, 3 * (l * A + logits));  // 2 sequences on 8 GPUs
+  // Without recomputation the two are one.
+  pl.recompute = Recompute::kNone;
+  const LlmReport none = run_llm(p, LlmJob(small(4), pl, topo));
+  EXPECT_DOUBLE_EQ(none.mfu, none.hfu);
+}
+
 TEST(LlmRun, SymmetricPlanEqualsTheFullSimulation) {
   // One HGX H100 node, tp 8 over its NVSwitch, NCCL's model.
   expect_symmetry_exact(hgx_h100(1), plan(8, 1, 1, 2));
@@ -247,8 +273,8 @@ TEST_F(LlmRunCli, JsonHasEveryKey) {
   std::vector<std::string> args = pipeline_args();
   args.push_back("--json");
   const nlohmann::json j = parse_json(expect_ok(args).out);
-  for (const char* k : {"model", "plan", "npus", "simulated_ranks", "iteration_time_ns", "tflops_per_gpu", "mfu",
-                        "model_flops_per_gpu", "compute_ns", "pipeline_bubble_ns", "exposed_comm_ns",
+  for (const char* k : {"model", "plan", "npus", "simulated_ranks", "iteration_time_ns", "tflops_per_gpu", "mfu", "hfu",
+                        "model_flops_per_gpu", "model_flops_no_recompute_per_gpu", "compute_ns", "pipeline_bubble_ns", "exposed_comm_ns",
                         "memory_per_gpu_bytes", "memory", "stages", "micro_batches", "iteration_end_ns"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
@@ -271,6 +297,7 @@ TEST_F(LlmRunCli, JsonHasEveryKey) {
   const double it = j["iteration_time_ns"].get<double>();
   EXPECT_NEAR(j["tflops_per_gpu"].get<double>(), j["model_flops_per_gpu"].get<double>() / (it * 1e-9) / 1e12, 1e-9);
   EXPECT_NEAR(j["mfu"].get<double>(), j["tflops_per_gpu"].get<double>() / (132 * 7.5), 1e-12);
+  EXPECT_NEAR(j["hfu"].get<double>(), j["mfu"].get<double>(), 1e-12);  // nothing recomputed
   EXPECT_EQ(j["plan"].get<std::string>().find("tp 4, pp 2, dp 1"), 0u) << j["plan"];
 }
 

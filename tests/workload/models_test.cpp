@@ -84,7 +84,8 @@ constexpr double kDlrmMlpParams = (13 * 512 + 512) + (512 * 256 + 256) + (256 * 
 
 TEST(Models, Names) {
   EXPECT_EQ(model_names(), (std::vector<std::string>{"resnet50", "gnmt", "dlrm", "gpt", "gpt3-175b", "llama3-8b",
-                                                     "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v2-lite"}));
+                                                     "llama3-70b", "llama3-405b", "bloom-176b", "qwen3-32b",
+                                                     "mixtral-8x7b", "deepseek-v2-lite"}));
 }
 
 TEST(Models, ResNet50ParametersAndFlops) {
@@ -303,7 +304,7 @@ TEST(Models, PrecisionFourDoublesEveryByte) {
 
 TEST(Models, BatchDoublesFlops) {
   const Topology topo = torus(4, 4);
-  const int defaults[] = {32, 64, 512, 8, 1, 1, 1, 1};  // the LLMs: one sequence per NPU
+  const int defaults[] = {32, 64, 512, 8, 1, 1, 1, 1, 1, 1};  // the LLMs: one sequence per NPU
   int i = 0;
   for (const auto& name : layer_table_models()) {
     ModelOptions one, two;

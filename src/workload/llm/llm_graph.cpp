@@ -48,9 +48,19 @@ std::string_view to_string(LlmPass p) {
   return "?";
 }
 
+namespace {
+
+// The plan, once check_plan has passed it (the layer split needs a valid one).
+const ParallelPlan& checked_plan(const ParallelPlan& plan, const TransformerShape& shape, const Topology& topo) {
+  check_plan(plan, shape, topo.num_npus());
+  return plan;
+}
+
+}  // namespace
+
 LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options)
-    : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_) {
-  check_plan(plan_, shape_, topo_.num_npus());
+    : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_),
+      split_(checked_plan(plan_, shape_, topo_), shape_.layers) {
   // A rank's graph beyond this would not fit in memory.
   constexpr double kMaxNodes = 50e6;
   const double nodes = estimated_nodes_per_rank();
@@ -63,7 +73,7 @@ LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, 
 
 std::string LlmJob::estimate_terms() const {
   std::string s = fmt::format("{} micro-batches x {} layers per stage x {} iterations x {:.0f} nodes per layer",
-                              plan_.micro_batches(), layers_per_chunk() * plan_.virtual_stages, options_.iterations,
+                              plan_.micro_batches(), split_.most_stage_layers(), options_.iterations,
                               nodes_per_layer());
   if (plan_.cp > 1) s += fmt::format(", of which {} attention passes x 3 (cp {} - 1) around the ring", attention_passes(), plan_.cp);
   return s;
@@ -79,10 +89,9 @@ double LlmJob::padded_vocab() const {
   return std::ceil(shape_.vocab / unit) * unit;
 }
 
-double LlmJob::model_flops_per_gpu() const {
+double LlmJob::flops_per_gpu(bool with_recompute) const {
   const TransformerShape& m = shape_;
-  const double s = m.seq, h = m.hidden;
-  const double kv = static_cast<double>(m.kv_heads) * (h / m.heads);
+  const double s = m.seq, h = m.hidden, q = m.q_width(), kv = m.kv_width();
   const double g = m.swiglu ? 3.0 : 2.0;
   double layers = 0.0, attention_scores = 0.0;
   for (int i = 0; i < m.layers; ++i) {
@@ -90,13 +99,13 @@ double LlmJob::model_flops_per_gpu() const {
     if (m.is_moe_layer(i)) {
       mlp = 2.0 * s * h * m.experts + 2.0 * s * h * m.moe_ffn_hidden * g * (m.top_k + m.shared_experts);
     }
-    layers += 2.0 * s * h * (h + 2.0 * kv) + 4.0 * s * s * h + 2.0 * s * h * h + mlp;
-    attention_scores += 4.0 * s * s * h;
+    layers += 2.0 * s * h * (q + 2.0 * kv) + 4.0 * s * s * q + 2.0 * s * h * q + mlp;
+    attention_scores += 4.0 * s * s * q;
   }
   const double logits = 2.0 * s * h * padded_vocab();
   double per_sequence = 3.0 * (layers + logits);
-  if (plan_.recompute == Recompute::kFull) per_sequence += layers;
-  if (plan_.recompute == Recompute::kSelective) per_sequence += attention_scores;
+  if (with_recompute && plan_.recompute == Recompute::kFull) per_sequence += layers;
+  if (with_recompute && plan_.recompute == Recompute::kSelective) per_sequence += attention_scores;
   return per_sequence * plan_.effective_global_batch() / static_cast<double>(plan_.world());
 }
 
@@ -135,16 +144,17 @@ class Builder {
  public:
   Builder(const LlmJob& job, const Topology& topo, Rank r, bool listed)
       : job_(job), m_(job.shape()), p_(job.plan()), e_(job.options().efficiency), r_(r),
-        stage_(job.layout().stage(r)), g_(out_.graph) {
+        stage_(job.layout().stage(r)), g_(out_.graph), split_(job.split()) {
     const RankLayout& l = job.layout();
     bpe_ = job.options().bytes_per_element;
     t_ = p_.tp;
     h_ = m_.hidden;
-    kv_ = static_cast<double>(m_.kv_heads) * (h_ / m_.heads);
+    q_ = m_.q_width();
+    kv_ = m_.kv_width();
     tokens_ = static_cast<double>(p_.micro_batch) * m_.seq / p_.cp;
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
     gated_ = m_.swiglu ? 2.0 : 1.0;
-    hd_ = h_ / m_.heads;
+    hd_ = q_ / m_.heads;
     fp8_ = bpe_ == 1;
     pricer_ = job.options().pricer.get();
     // Stages run different programs: their groups are listed.
@@ -160,8 +170,13 @@ class Builder {
     const auto me = static_cast<int>(std::find(cp.begin(), cp.end(), r) - cp.begin());
     cp_next_ = cp[static_cast<std::size_t>((me + 1) % p_.cp)];
     cp_prev_ = cp[static_cast<std::size_t>((me + p_.cp - 1) % p_.cp)];
-    per_chunk_ = job.layers_per_chunk();
-    param_ready_.assign(static_cast<std::size_t>(per_chunk_ * p_.virtual_stages + 2), {WorkGraph::kNone, WorkGraph::kNone});
+    // Each chunk's layers take slots after the stage's earlier chunks'.
+    int slots = 0;
+    for (int c = 0; c < p_.virtual_stages; ++c) {
+      chunk_slot_.push_back(slots);
+      slots += split_.chunk_layers(stage_, c);
+    }
+    param_ready_.assign(static_cast<std::size_t>(slots + 2), {WorkGraph::kNone, WorkGraph::kNone});
   }
 
   LlmRankGraph run() {
@@ -280,16 +295,16 @@ class Builder {
   }
 
   // ---- one transformer layer ----
-  double attention_flops() const { return 2.0 * tokens_ * m_.seq * h_ / t_; }  // causal: half of 4 (s/cp) s h
+  double attention_flops() const { return 2.0 * tokens_ * m_.seq * q_ / t_; }  // causal: half of 4 (s/cp) s q
   // Unfused attention (Megatron-LM before FlashAttention): batched score
   // and context GEMMs over the whole s x s (the causal mask does not skip
   // work), with the fused scale-mask-softmax and the dropout reading and
   // writing the b x a/t x s/cp x s scores in HBM. Backward: the two GEMMs'
   // gradients (twice their FLOPs), dropout and softmax backward.
   void unfused_attention(bool backward) {
-    const double gemm_flops = 2.0 * tokens_ * m_.seq * h_ / t_;  // one of the two batched GEMMs
+    const double gemm_flops = 2.0 * tokens_ * m_.seq * q_ / t_;  // one of the two batched GEMMs
     const double scores = static_cast<double>(p_.micro_batch) * (m_.heads / t_) * (m_.seq / static_cast<double>(p_.cp)) * m_.seq;
-    const double qkv = tokens_ * (h_ + 2.0 * kv_) / t_;
+    const double qkv = tokens_ * (q_ + 2.0 * kv_) / t_;
     // Batched over micro-batch x heads: (s/cp x d) . (d x s), (s/cp x s) . (s x d).
     const double bh = static_cast<double>(p_.micro_batch) * (m_.heads / t_);
     const double sq = m_.seq / static_cast<double>(p_.cp), s = m_.seq;
@@ -298,10 +313,10 @@ class Builder {
       gemm(gemm_flops, qkv + scores, sq, s, hd_, bh);                    // Q K^T
       memory_bound(KernelKind::kSoftmax, 2.0 * scores, bh * sq, s);       // scale, mask, softmax
       compute(dropout, 1.0);                                              // dropout and its mask
-      gemm(gemm_flops, scores + qkv + tokens_ * h_ / t_, sq, hd_, s, bh);  // P V
+      gemm(gemm_flops, scores + qkv + tokens_ * q_ / t_, sq, hd_, s, bh);  // P V
       return;
     }
-    gemm(2.0 * gemm_flops, 2.0 * scores + qkv + tokens_ * h_ / t_, sq, s, hd_, 2.0 * bh);  // dV, dP
+    gemm(2.0 * gemm_flops, 2.0 * scores + qkv + tokens_ * q_ / t_, sq, s, hd_, 2.0 * bh);  // dV, dP
     compute(dropout, 1.0);                                                               // dropout backward
     memory_bound(KernelKind::kSoftmax, 3.0 * scores, bh * sq, s);                        // softmax backward
     gemm(2.0 * gemm_flops, 2.0 * scores + 2.0 * qkv, sq, hd_, s, 2.0 * bh);             // dQ, dK
@@ -315,7 +330,7 @@ class Builder {
     // them and the output gradient, writes three gradients); FlashAttention-2
     // does 2.5x the forward's FLOPs in backward (5 matrix products for 2).
     const double flops = attention_flops() * (backward ? 2.5 : 1.0);
-    const double hbm = (tokens_ * (2.0 * h_ + 2.0 * kv_) / t_) * bpe_ * (backward ? 2.0 : 1.0);
+    const double hbm = (tokens_ * (2.0 * q_ + 2.0 * kv_) / t_) * bpe_ * (backward ? 2.0 : 1.0);
     const double efficiency = backward ? e_.attention_backward : e_.attention_forward;
     // The kernel: micro-batch x heads/t queries of s/cp against s keys
     // (s/cp a block around the context-parallel ring), causal.
@@ -353,11 +368,11 @@ class Builder {
   void attention_forward() {
     norm(4.0);  // residual add and norm
     tp_enter();
-    gemm(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_ + tokens_ * h_ + tokens_ * (h_ + 2.0 * kv_) / t_,
-         tokens_, (h_ + 2.0 * kv_) / t_, h_);
+    gemm(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_ + tokens_ * h_ + tokens_ * (q_ + 2.0 * kv_) / t_,
+         tokens_, (q_ + 2.0 * kv_) / t_, h_);
     attention_core(false);
-    cast(tokens_, h_ / t_, false);
-    gemm(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_ + tokens_ * h_ / t_ + tokens_ * h_, tokens_, h_, h_ / t_);
+    cast(tokens_, q_ / t_, false);
+    gemm(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_ + tokens_ * q_ / t_ + tokens_ * h_, tokens_, h_, q_ / t_);
     tp_leave();
   }
   void dense_mlp_forward(double width) {
@@ -455,10 +470,10 @@ class Builder {
       norm(6.0);  // norm backward
     }
     tp_backward_enter();
-    gemm_backward(2.0 * tokens_ * h_ * h_ / t_, h_ * h_ / t_, tokens_ * h_ / t_, tokens_ * h_, {tokens_, h_ / t_, h_});
+    gemm_backward(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_, tokens_ * q_ / t_, tokens_ * h_, {tokens_, q_ / t_, h_});
     attention_core(true);
-    column_backward(2.0 * tokens_ * h_ * (h_ + 2.0 * kv_) / t_, h_ * (h_ + 2.0 * kv_) / t_, tokens_ * h_,
-                    tokens_ * (h_ + 2.0 * kv_) / t_, {tokens_, h_, (h_ + 2.0 * kv_) / t_});
+    column_backward(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_, tokens_ * h_,
+                    tokens_ * (q_ + 2.0 * kv_) / t_, {tokens_, h_, (q_ + 2.0 * kv_) / t_});
     norm(6.0);
   }
   void moe_backward() {
@@ -488,7 +503,7 @@ class Builder {
 
   // ---- parameters and gradients ----
   double dense_params(int layer) const {
-    double p = h_ * (h_ + 2.0 * kv_) / t_ + h_ * h_ / t_;
+    double p = h_ * (q_ + 2.0 * kv_) / t_ + q_ * h_ / t_;
     if (!m_.is_moe_layer(layer)) return p + (gated_ + 1.0) * h_ * m_.ffn_hidden / t_;
     return p + h_ * m_.experts + (gated_ + 1.0) * h_ * m_.moe_ffn_hidden * m_.shared_experts / t_;
   }
@@ -499,9 +514,10 @@ class Builder {
   double embedding_params() const { return job_.padded_vocab() * h_ / t_; }
   bool first_chunk(int chunk) const { return stage_ == 0 && chunk == 0; }
   bool last_chunk(int chunk) const { return stage_ == p_.pp - 1 && chunk == p_.virtual_stages - 1; }
-  int layer_index(int chunk, int i) const { return (chunk * p_.pp + stage_) * per_chunk_ + i; }
+  int chunk_layers(int chunk) const { return split_.chunk_layers(stage_, chunk); }
+  int layer_index(int chunk, int i) const { return split_.first_layer(stage_, chunk) + i; }
   // Slot of a layer's (or the embedding's, the head's) parameter gathers.
-  std::size_t slot(int chunk, int i) const { return static_cast<std::size_t>(chunk * per_chunk_ + i); }
+  std::size_t slot(int chunk, int i) const { return static_cast<std::size_t>(chunk_slot_[static_cast<std::size_t>(chunk)] + i); }
   std::size_t embedding_slot() const { return param_ready_.size() - 2; }
   std::size_t head_slot() const { return param_ready_.size() - 1; }
 
@@ -589,10 +605,11 @@ class Builder {
       collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
                  tokens_ * h_ * bpe_, LlmComm::kTp, true);
     }
-    for (int i = 0; i < per_chunk_; ++i) {
+    const int n = chunk_layers(op.chunk);
+    for (int i = 0; i < n; ++i) {
       const int layer = layer_index(op.chunk, i);
       layer_ = layer;
-      layer_params(op.chunk, i, i + 1 < per_chunk_ ? i + 1 : -1);
+      layer_params(op.chunk, i, i + 1 < n ? i + 1 : -1);
       layer_forward(layer);
     }
     layer_ = -1;
@@ -636,7 +653,7 @@ class Builder {
       lm_head_backward();
       if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(head, 0.0, last_mb);
     }
-    for (int i = per_chunk_ - 1; i >= 0; --i) {
+    for (int i = chunk_layers(op.chunk) - 1; i >= 0; --i) {
       const int layer = layer_index(op.chunk, i);
       layer_ = layer;
       layer_params(op.chunk, i, i - 1);
@@ -687,7 +704,7 @@ class Builder {
     layer_ = -1;
     double dense = 0.0, expert = 0.0;
     for (int c = 0; c < p_.virtual_stages; ++c) {
-      for (int i = 0; i < per_chunk_; ++i) {
+      for (int i = 0; i < chunk_layers(c); ++i) {
         dense += dense_params(layer_index(c, i));
         expert += expert_params(layer_index(c, i));
       }
@@ -725,7 +742,7 @@ class Builder {
   }
   void gather_parameters() {
     for (int c = 0; c < p_.virtual_stages; ++c) {
-      for (int i = 0; i < per_chunk_; ++i) {
+      for (int i = 0; i < chunk_layers(c); ++i) {
         const int layer = layer_index(c, i);
         param_ready_[slot(c, i)] = {
             collective(dp_, CollectiveOp::kAllGather, dense_params(layer) * bpe_, LlmComm::kDp, false),
@@ -749,10 +766,11 @@ class Builder {
   int stage_;
   LlmRankGraph out_;
   WorkGraph& g_;
-  double bpe_ = 2.0, t_ = 1.0, h_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
+  double bpe_ = 2.0, t_ = 1.0, h_ = 0.0, q_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
   bool fp8_ = false;
   const KernelPricer* pricer_ = nullptr;
-  int per_chunk_ = 1;
+  const LayerSplit& split_;
+  std::vector<int> chunk_slot_;  // per chunk: its first layer's slot
   std::optional<CollectiveSpec> tp_, dp_, edp_, ep_, emb_;
   Rank cp_next_ = 0, cp_prev_ = 0;
   std::int64_t cp_tag_ = 0;
@@ -771,7 +789,7 @@ class Builder {
 
 }  // namespace
 
-std::string LlmJob::plan_text() const { return describe_plan(plan_); }
+std::string LlmJob::plan_text() const { return describe_plan(plan_, shape_.layers); }
 
 std::optional<MemoryBreakdown> LlmJob::stage_memory(int stage) const {
   return memory_per_gpu(shape_, plan_, stage, options_.bytes_per_element, plan_.attention);

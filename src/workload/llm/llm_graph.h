@@ -114,15 +114,20 @@ class LlmJob final : public StagedJob {
   // 2104.04473 eq. 3 generalised: 3x the forward's FLOPs, 4x with full
   // recomputation, attention scores counted whole; MoE: the experts a token
   // takes), over all GPUs.
-  double model_flops_per_gpu() const override;
+  double model_flops_per_gpu() const override { return flops_per_gpu(true); }
+  // Without recomputation: 3x the forward's FLOPs, PaLM's model FLOPs
+  // (arXiv 2204.02311 appendix B: 6N + 12 L s (heads x head_dim) per token,
+  // N the matrices' parameters, the LM head's included).
+  double model_flops_no_recompute_per_gpu() const override { return flops_per_gpu(false); }
   // The vocabulary Megatron-LM pads to a multiple of 128 x tp.
   double padded_vocab() const;
-  int layers_per_chunk() const { return shape_.layers / (plan_.pp * plan_.virtual_stages); }
+  // The layers of each stage and model chunk (even, or Megatron-LM's uneven split).
+  const LayerSplit& split() const { return split_; }
   // About how many nodes one rank's graph holds, at most (llm_graph_test
-  // compares it with built graphs): nodes_per_layer() per layer and
-  // micro-batch.
+  // compares it with built graphs): nodes_per_layer() per layer of the
+  // stage with most and micro-batch.
   double estimated_nodes_per_rank() const override {
-    return nodes_per_layer() * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() * options_.iterations;
+    return nodes_per_layer() * split_.most_stage_layers() * plan_.micro_batches() * options_.iterations;
   }
   // 60 per layer and micro-batch (forward, backward and their collectives;
   // 90 with a recomputed forward), and with context parallelism each pass
@@ -136,7 +141,7 @@ class LlmJob final : public StagedJob {
   }
   // Of those nodes, the context-parallel ring's beyond one kernel per pass.
   double ring_nodes_per_rank() const {
-    return 3.0 * (plan_.cp - 1) * attention_passes() * layers_per_chunk() * plan_.virtual_stages * plan_.micro_batches() *
+    return 3.0 * (plan_.cp - 1) * attention_passes() * split_.most_stage_layers() * plan_.micro_batches() *
            options_.iterations;
   }
   // How many passes through attention a layer makes per micro-batch.
@@ -152,11 +157,14 @@ class LlmJob final : public StagedJob {
   }
 
  private:
+  double flops_per_gpu(bool with_recompute) const;
+
   TransformerShape shape_;
   ParallelPlan plan_;
   const Topology& topo_;
   LlmOptions options_;
   RankLayout layout_;
+  LayerSplit split_;
 };
 
 }  // namespace acesim

@@ -14,10 +14,8 @@
 namespace acesim {
 namespace {
 
-double kv_width(const TransformerShape& m) {
-  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  return static_cast<double>(m.hidden) * kv / m.heads;
-}
+// Keys' (and values') width; a shape without kv_heads has one per head.
+double kv_width(const TransformerShape& m) { return m.kv_heads > 0 ? m.kv_width() : m.q_width(); }
 
 // Weight matrices of width f in one MLP: up and down, plus the gate of SwiGLU.
 double mlp_matrices(const TransformerShape& m) { return m.swiglu ? 3.0 : 2.0; }
@@ -30,11 +28,10 @@ double mlp_saved_tensors(const TransformerShape& m) { return m.swiglu ? 3.0 : 2.
 // Layers [first, last) of stage `stage` (all its model chunks).
 template <typename F>
 void for_each_layer(const TransformerShape& m, const ParallelPlan& p, int stage, F&& f) {
-  const int v = std::max(1, p.virtual_stages);
-  const int per_chunk = m.layers / (p.pp * v);
-  for (int j = 0; j < v; ++j) {
-    const int chunk = stage + j * p.pp;
-    for (int l = chunk * per_chunk; l < (chunk + 1) * per_chunk; ++l) f(l);
+  const LayerSplit split(p, m.layers);
+  for (int j = 0; j < std::max(1, p.virtual_stages); ++j) {
+    const int first = split.first_layer(stage, j);
+    for (int l = first; l < first + split.chunk_layers(stage, j); ++l) f(l);
   }
 }
 
@@ -61,7 +58,7 @@ long long padded_vocab(int vocab, int tp) {
 
 StageParameters stage_parameters(const TransformerShape& m, const ParallelPlan& p, int stage) {
   const double h = m.hidden, t = p.tp;
-  const double attention = (h * (h + 2.0 * kv_width(m)) + h * h) / t;
+  const double attention = (h * (m.q_width() + 2.0 * kv_width(m)) + m.q_width() * h) / t;
   const double expert = mlp_matrices(m) * h * m.moe_ffn_hidden;  // whole: expert tensor parallelism 1
   StageParameters s;
   for_each_layer(m, p, stage, [&](int layer) {
@@ -94,7 +91,7 @@ double layer_activation_bytes(const TransformerShape& m, const ParallelPlan& p, 
   // two norms' inputs, the QKV and MLP inputs, two 1-byte dropout masks.
   double outside = (4.0 * beta + 2.0) * tokens * h;
   // Inside them, split over tp: Q, K, V and the output projection's input ...
-  double inside = beta * tokens * (2.0 * h + 2.0 * kv_width(m));
+  double inside = beta * tokens * (2.0 * m.q_width() + 2.0 * kv_width(m));
   if (attention == AttentionKernel::kFused) {
     // ... and fused attention's fp32 softmax statistics (log-sum-exp) per
     // head and query; recomputation changes nothing here.

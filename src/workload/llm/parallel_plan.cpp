@@ -1,8 +1,11 @@
 // Megatron-LM's parallel plan and rank layout (parallel_plan.h).
 #include "workload/llm/parallel_plan.h"
 
+#include <algorithm>
 #include <array>
+#include <functional>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -46,6 +49,73 @@ std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& ta
 
 std::string n(long long v) { return std::to_string(v); }
 
+constexpr const char* kFirstFlag = "--decoder-first-pipeline-num-layers";
+constexpr const char* kLastFlag = "--decoder-last-pipeline-num-layers";
+
+// Megatron-Core's checks of an uneven split (TransformerConfig.__post_init__,
+// "Uneven PP"), each refusal with its arithmetic.
+void check_layer_split(const ParallelPlan& p, int layers, const std::function<void(const std::string&)>& bad) {
+  const bool edges = p.first_stage_layers != 0 || p.last_stage_layers != 0;
+  const bool counted = p.embedding_in_split || p.loss_in_split;
+  if (!edges && !counted) {
+    const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
+    if (layers % chunks != 0) {
+      // An uneven split gives every stage a multiple of v layers: it can
+      // help only when v divides the layers.
+      const std::string hint =
+          layers % p.virtual_stages == 0 ? std::string(" (or split unevenly: ") + kFirstFlag + ", " + kLastFlag + ")" : "";
+      bad("layers (" + n(layers) + ") must be divisible by pp*virtual-stages = " + n(p.pp) + "*" + n(p.virtual_stages) +
+          " = " + n(chunks) + hint);
+    }
+    return;
+  }
+  if (edges && counted) {
+    bad(std::string(kFirstFlag) + "/" + kLastFlag +
+        " cannot be combined with --account-for-embedding-in-pipeline-split/--account-for-loss-in-pipeline-split (as "
+        "Megatron-Core refuses)");
+  }
+  if (p.pp < 2) bad("an uneven pipeline split needs --pp >= 2, got " + n(p.pp));
+  const int v = p.virtual_stages;
+  if (counted) {
+    const int e = p.embedding_in_split ? 1 : 0, l = p.loss_in_split ? 1 : 0;
+    const long long total = static_cast<long long>(layers) + e + l;
+    const std::string sum = "layers (" + n(layers) + ")" + (e ? " + embedding 1" : "") + (l ? " + loss 1" : "") + " = " + n(total);
+    if (total % p.pp != 0) bad(sum + " must be divisible by --pp " + n(p.pp));
+    if ((total / p.pp) % v != 0) {
+      bad(sum + " over --pp " + n(p.pp) + " = " + n(total / p.pp) + " per stage, which must be divisible by --virtual-stages " + n(v));
+    }
+    return;
+  }
+  int middle_stages = p.pp;
+  long long middle = layers;
+  std::string sum = "layers (" + n(layers) + ")";
+  for (const auto& [given, flag, what] : {std::tuple{p.first_stage_layers, kFirstFlag, "first"},
+                                          std::tuple{p.last_stage_layers, kLastFlag, "last"}}) {
+    if (given == 0) continue;
+    if (given < 0) bad(std::string(flag) + " must be >= 1, got " + n(given));
+    if (given % v != 0) {
+      bad(std::string(flag) + " " + n(given) + " must be divisible by --virtual-stages " + n(v) +
+          " (each of the " + what + " stage's chunks holds an equal share)");
+    }
+    middle -= given;
+    --middle_stages;
+    sum += std::string(" - ") + what + " " + n(given);
+  }
+  sum += " = " + n(middle);
+  if (middle < 0) bad(sum + ": the first and last stages take more layers than the model has");
+  if (middle_stages == 0 && middle != 0) bad(sum + " layers left, but --pp " + n(p.pp) + " leaves no middle stage for them");
+  if (middle_stages > 0 && middle == 0) {
+    bad(sum + " layers left for " + n(middle_stages) + " middle stage(s): each needs at least one (Megatron-Core refuses empty ones)");
+  }
+  if (middle_stages > 0 && middle % middle_stages != 0) {
+    bad(sum + " layers left do not split evenly over the " + n(middle_stages) + " middle stage(s)");
+  }
+  if (middle_stages > 0 && (middle / middle_stages) % v != 0) {
+    bad(sum + " layers over " + n(middle_stages) + " middle stage(s) = " + n(middle / middle_stages) +
+        " each, which must be divisible by --virtual-stages " + n(v));
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(PipeSchedule s) { return name_of(kSchedules, s); }
@@ -86,12 +156,8 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
   if (p.virtual_stages > 1 && p.schedule != PipeSchedule::kInterleaved) {
     bad("--virtual-stages " + n(p.virtual_stages) + " needs --schedule interleaved");
   }
-  const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
-  if (m.layers % chunks != 0) {
-    bad("layers (" + n(m.layers) + ") must be divisible by pp*virtual-stages = " + n(p.pp) + "*" +
-        n(p.virtual_stages) + " = " + n(chunks));
-  }
   if (p.schedule == PipeSchedule::kInterleaved && p.pp < 2) bad("--schedule interleaved needs --pp >= 2");
+  check_layer_split(p, m.layers, bad);
   if (m.experts == 0 && p.ep > 1) bad("--ep " + n(p.ep) + " needs a mixture-of-experts model (this one has no experts)");
   if (m.experts > 0 && m.experts % p.ep != 0) bad("--ep " + n(p.ep) + " must divide the experts (" + n(m.experts) + ")");
   if (m.experts > 0 && p.tp > 1 && !p.sequence_parallel) {
@@ -127,6 +193,52 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
         ") must be a multiple of --pp " + n(p.pp));
   }
   if (p.micro_batches() > 100000) bad("micro-batches per replica (" + n(p.micro_batches()) + ") above 100000");
+}
+
+LayerSplit::LayerSplit(const ParallelPlan& p, int layers) : pp_(p.pp), v_(std::max(1, p.virtual_stages)) {
+  const std::size_t chunks = static_cast<std::size_t>(pp_) * static_cast<std::size_t>(v_);
+  count_.assign(chunks, 0);
+  if (p.embedding_in_split || p.loss_in_split) {
+    const int e = p.embedding_in_split ? 1 : 0, l = p.loss_in_split ? 1 : 0;
+    const int each = (layers + e + l) / static_cast<int>(chunks);
+    for (int& c : count_) c = each;
+    count_.front() -= e;
+    count_.back() -= l;
+  } else {
+    const int given = (p.first_stage_layers != 0 ? 1 : 0) + (p.last_stage_layers != 0 ? 1 : 0);
+    const int middle = pp_ > given ? (layers - p.first_stage_layers - p.last_stage_layers) / (pp_ - given) : 0;
+    for (int s = 0; s < pp_; ++s) {
+      int stage = middle;
+      if (s == 0 && p.first_stage_layers != 0) stage = p.first_stage_layers;
+      if (s == pp_ - 1 && p.last_stage_layers != 0) stage = p.last_stage_layers;
+      for (int c = 0; c < v_; ++c) count_[index(s, c)] = stage / v_;
+    }
+  }
+  first_.assign(chunks, 0);
+  for (std::size_t g = 1; g < chunks; ++g) first_[g] = first_[g - 1] + count_[g - 1];
+}
+
+int LayerSplit::stage_layers(int stage) const {
+  int sum = 0;
+  for (int c = 0; c < v_; ++c) sum += chunk_layers(stage, c);
+  return sum;
+}
+
+int LayerSplit::most_stage_layers() const {
+  int most = 0;
+  for (int s = 0; s < pp_; ++s) most = std::max(most, stage_layers(s));
+  return most;
+}
+
+std::string LayerSplit::text() const {
+  std::string out;
+  for (int s = 0; s < pp_;) {
+    int run = 1;
+    while (s + run < pp_ && stage_layers(s + run) == stage_layers(s)) ++run;
+    out += (out.empty() ? "" : ", ") + std::to_string(stage_layers(s)) + (run > 1 ? " x" + std::to_string(run) : "");
+    s += run;
+  }
+  return out;
 }
 
 RankLayout::RankLayout(const ParallelPlan& plan) : plan_(plan), world_(plan.world()) {}
@@ -194,7 +306,7 @@ Rank RankLayout::in_stage(Rank r, int stage) const {
   return rank(c);
 }
 
-std::string describe_plan(const ParallelPlan& p) {
+std::string describe_plan(const ParallelPlan& p, int layers) {
   std::string s = fmt::format("tp {}, pp {}, dp {}", p.tp, p.pp, p.dp);
   if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
   if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
@@ -203,6 +315,14 @@ std::string describe_plan(const ParallelPlan& p) {
   if (p.pp > 1) {
     s += fmt::format(", {}", to_string(p.schedule));
     if (p.virtual_stages > 1) s += fmt::format(" x{}", p.virtual_stages);
+  }
+  if (p.uneven() && layers > 0) {
+    s += fmt::format(", layers per stage {}", LayerSplit(p, layers).text());
+    if (p.embedding_in_split || p.loss_in_split) {
+      s += fmt::format(" (the {} counted as a layer)", p.embedding_in_split && p.loss_in_split ? "embedding and the loss"
+                                                     : p.embedding_in_split                   ? "embedding"
+                                                                                              : "loss");
+    }
   }
   if (p.recompute != Recompute::kNone) s += fmt::format(", recompute {}", to_string(p.recompute));
   if (p.attention != AttentionKernel::kFused) s += fmt::format(", {} attention", to_string(p.attention));

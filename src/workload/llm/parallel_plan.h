@@ -8,6 +8,7 @@
 // that hold the same experts.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,17 @@ struct ParallelPlan {
   // under the next forward (else before it).
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  // Uneven pipeline stages, as Megatron-LM splits them (layer_split below):
+  // --decoder-first-pipeline-num-layers and
+  // --decoder-last-pipeline-num-layers (0: not given), or
+  // --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split (the embedding, the loss counted
+  // as a layer of the first, the last stage).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
+  bool uneven() const { return first_stage_layers != 0 || last_stage_layers != 0 || embedding_in_split || loss_in_split; }
 
   long long world() const { return static_cast<long long>(tp) * cp * dp * pp; }
   int effective_global_batch() const { return global_batch > 0 ? global_batch : micro_batch * dp; }
@@ -65,11 +77,39 @@ struct ParallelPlan {
 
 // Checks a plan against the model and the GPUs; throws InputError with one
 // line naming the numbers (tp*cp*dp*pp != GPUs, heads % tp, layers %
-// (pp * virtual stages), experts % ep, ...).
+// (pp * virtual stages), an uneven split that does not add up, experts %
+// ep, ...).
 void check_plan(const ParallelPlan& plan, const TransformerShape& shape, long long gpus);
 
-// "tp 8, pp 8, dp 16, 1f1b, 64 micro-batches of 1" and the like.
-std::string describe_plan(const ParallelPlan& p);
+// The transformer layers of each model chunk, as Megatron-Core assigns them
+// (get_num_layers_to_build, get_transformer_layer_offset): chunk c of stage
+// s is the g-th slice of the layers, g = c * pp + s, and slices follow each
+// other. Even: layers / (pp * v) each. First/last given: the first stage
+// holds first_stage_layers, the last last_stage_layers, every other stage
+// an equal share of the rest; each stage's layers split evenly over its v
+// chunks. Embedding/loss in the split: layers + 1 (+ 1) split evenly over
+// the pp * v chunks, the embedding taking a layer's place in the first
+// chunk and the loss in the last. The plan must have passed check_plan.
+class LayerSplit {
+ public:
+  LayerSplit(const ParallelPlan& plan, int layers);
+  int chunk_layers(int stage, int chunk) const { return count_[index(stage, chunk)]; }
+  // The chunk's first layer (from 0).
+  int first_layer(int stage, int chunk) const { return first_[index(stage, chunk)]; }
+  int stage_layers(int stage) const;
+  int most_stage_layers() const;
+  // The layers per stage, runs of equals grouped: "7, 8 x14, 7".
+  std::string text() const;
+
+ private:
+  std::size_t index(int stage, int chunk) const { return static_cast<std::size_t>(chunk * pp_ + stage); }
+  int pp_ = 1, v_ = 1;
+  std::vector<int> count_, first_;  // by g = chunk * pp + stage
+};
+
+// "tp 8, pp 8, dp 16, 1f1b, 64 micro-batches of 1" and the like; with
+// `layers` (the model's) an uneven split says its layers per stage.
+std::string describe_plan(const ParallelPlan& p, int layers = 0);
 
 // A rank's coordinates: tensor, context, expert, data (outer: dp / ep), pipeline.
 struct RankCoord {

@@ -54,6 +54,7 @@ class SimaiJob final : public StagedJob {
     return std::to_string(workload_.rows.size()) + " rows x " + std::to_string(options_.iterations) + " iterations x 8 nodes per row";
   }
   double model_flops_per_gpu() const override { return 0.0; }  // the file gives times
+  double model_flops_no_recompute_per_gpu() const override { return 0.0; }
   std::optional<MemoryBreakdown> stage_memory(int) const override { return std::nullopt; }
 
   const SimaiWorkload& workload() const { return workload_; }

@@ -46,8 +46,12 @@ class StagedJob {
   virtual double estimated_bytes_per_rank() const { return kBytesPerNode * estimated_nodes_per_rank(); }
   // The kernel-times file whose rows price its kernels, if any.
   virtual std::string kernel_times() const { return {}; }
-  // Model FLOPs per GPU and iteration as Megatron-LM counts them; 0: not counted.
+  // Model FLOPs per GPU and iteration as Megatron-LM counts them (its
+  // eq. 3, recomputation included: tflops_per_gpu and the HFU); 0: not counted.
   virtual double model_flops_per_gpu() const = 0;
+  // The same without recomputation, as PaLM counts model FLOPs (arXiv
+  // 2204.02311 appendix B: the MFU); 0: not counted.
+  virtual double model_flops_no_recompute_per_gpu() const = 0;
   // Memory per GPU of pipeline stage `stage`; none: not modelled.
   virtual std::optional<MemoryBreakdown> stage_memory(int stage) const = 0;
 };

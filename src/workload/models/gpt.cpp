@@ -34,8 +34,8 @@ void check_shape(const std::string& model, const TransformerShape& m, long long 
   if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.kv_heads < 1 || m.ffn_hidden < 1 || m.seq < 1 || m.vocab < 1) {
     fail(model, "layers, hidden, heads, kv_heads, ffn_hidden, seq and vocab must all be >= 1");
   }
-  if (m.hidden % m.heads != 0) {
-    fail(model, "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ")");
+  if (m.head_dim < 0 || (m.head_dim == 0 && m.hidden % m.heads != 0)) {
+    fail(model, "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ") when head_dim is not given");
   }
   if (m.heads % m.kv_heads != 0) {
     fail(model, "kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
@@ -75,9 +75,8 @@ namespace {
 // size, top_k for what one token uses. A dense model adds exact zeros, so its
 // count is the dense formula's to the bit.
 double transformer_parameters(const TransformerShape& m, int routed) {
-  const double h = m.hidden;
-  const double kv = static_cast<double>(m.kv_heads) * (h / m.heads);  // key (and value) width
-  const double attention = h * (h + 2.0 * kv) + h * h;
+  const double h = m.hidden, q = m.q_width(), kv = m.kv_width();  // query and key (and value) widths
+  const double attention = h * (q + 2.0 * kv) + q * h;
   const double gemms = m.swiglu ? 3.0 : 2.0;
   const double mlp = gemms * h * m.ffn_hidden;
   const double experts_used = static_cast<double>(routed) + m.shared_experts;
@@ -113,8 +112,7 @@ Workload build_transformer(const TransformerShape& m, const ModelOptions& opt, c
   models::check_shape(c.model, m, static_cast<long long>(t));
 
   Workload w = start(m.name == "gpt" ? "GPT" : m.name, "HYBRID_TRANSFORMER", opt);
-  const double b = c.batch, s = m.seq, h = m.hidden;
-  const double kv = static_cast<double>(m.kv_heads) * (h / m.heads);
+  const double b = c.batch, s = m.seq, h = m.hidden, q = m.q_width(), kv = m.kv_width();
   // Megatron pads the vocabulary to a multiple of 128 * t so that each rank
   // holds an equal slice (--make-vocab-size-divisible-by 128).
   const double unit = 128.0 * t;
@@ -148,8 +146,8 @@ Workload build_transformer(const TransformerShape& m, const ModelOptions& opt, c
   const double mlp_gemms = m.swiglu ? 3.0 : 2.0;
   for (int i = 1; i <= m.layers; ++i) {
     const std::string p = "block" + std::to_string(i);
-    const double attention_flops = 2.0 * b * s * h * (h + 2.0 * kv) + 4.0 * b * s * s * h + 2.0 * b * s * h * h;
-    w.layers.push_back(half(p + "_attention", attention_flops, h * (h + 2.0 * kv) + h * h));
+    const double attention_flops = 2.0 * b * s * h * (q + 2.0 * kv) + 4.0 * b * s * s * q + 2.0 * b * s * h * q;
+    w.layers.push_back(half(p + "_attention", attention_flops, h * (q + 2.0 * kv) + q * h));
     w.layers.push_back(half(p + "_mlp", mlp_gemms * 2.0 * b * s * h * m.ffn_hidden, mlp_gemms * h * m.ffn_hidden));
   }
   {

@@ -34,6 +34,11 @@ TransformerShape shape(std::string name, std::string source, int layers, int hid
   return m;
 }
 
+TransformerShape with_head_dim(TransformerShape m, int head_dim) {
+  m.head_dim = head_dim;
+  return m;
+}
+
 TransformerShape moe(TransformerShape m, int experts, int top_k, int moe_ffn_hidden, int shared_experts,
                      int first_dense_layers) {
   m.experts = experts;
@@ -64,6 +69,21 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
             128256, true, false),
       shape("llama3-405b", "arXiv 2407.21783 Table 3; meta-llama/llama-models sku_list.py", 126, 16384, 128, 8, 53248,
             8192, 128256, true, false),
+      // BLOOM (arXiv 2211.05100 Table 3; bigscience/bloom config.json): 70
+      // layers, hidden 14,336, 112 heads, sequence 2,048, GeLU MLP of 4h,
+      // embeddings tied; vocabulary 250,680 tokens padded to 250,880 (the
+      // config's vocab_size). ALiBi adds a bias to the scores (no
+      // parameters, no GEMM), so it runs as GPT-3 does.
+      shape("bloom-176b", "arXiv 2211.05100 Table 3; bigscience/bloom config.json", 70, 14336, 112, 112, 57344, 2048,
+            250880, false, true),
+      // Qwen3-32B (arXiv 2505.09388 Table 1; Qwen/Qwen3-32B config.json):
+      // 64 layers, hidden 5,120, 64 query heads of head_dim 128 (attention
+      // 8,192 wide, wider than hidden), 8 key/value heads, SwiGLU of 25,600,
+      // vocabulary 151,936, untied; sequence 4,096, the general pre-training
+      // stages' (section 3.2).
+      with_head_dim(shape("qwen3-32b", "arXiv 2505.09388 Table 1; Qwen/Qwen3-32B config.json", 64, 5120, 64, 8, 25600,
+                          4096, 151936, true, false),
+                    128),
       // Mixtral 8x7B (arXiv 2401.04088 Table 1; mistralai config.json):
       // every layer's MLP is 8 SwiGLU experts of 14,336, 2 per token, no
       // shared expert; 8 key/value heads, vocabulary 32,000, untied. Sequence
@@ -164,7 +184,7 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   if (!root.IsMap()) throw_input_error(path, yaml::line_of(root), "(top level)", "expected a map of model keys");
   yaml::check_map(root, path, "",
                   {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab", "activation",
-                   "tied_embeddings", "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_every",
+                   "tied_embeddings", "head_dim", "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_every",
                    "first_dense_layers"});
   for (const char* k : {"layers", "hidden", "heads", "seq", "vocab"}) yaml::require(root, k, path, "");
   TransformerShape m;
@@ -176,12 +196,21 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   m.hidden = bounded(root, "hidden", path, 1, 1LL << 28, "2^28");
   m.heads = positive(root, "heads", path);
   m.kv_heads = root["kv_heads"] ? positive(root, "kv_heads", path) : m.heads;
-  // Attention splits hidden into heads of hidden / heads each (there is no
-  // separate head width), and grouped-query attention shares each
-  // key/value head among heads / kv_heads query heads.
-  if (m.hidden % m.heads != 0) {
+  // Attention splits hidden into heads of hidden / heads each unless
+  // head_dim gives their width (heads x head_dim may differ from hidden,
+  // as in Qwen3), and grouped-query attention shares each key/value head
+  // among heads / kv_heads query heads.
+  if (root["head_dim"]) {
+    m.head_dim = bounded(root, "head_dim", path, 1, 1LL << 20, "2^20");
+    if (static_cast<long long>(m.heads) * m.head_dim > (1LL << 30)) {
+      throw_input_error(path, yaml::line_of(root["head_dim"]), "head_dim",
+                        "heads x head_dim = " + std::to_string(m.heads) + " x " + std::to_string(m.head_dim) +
+                            " is above 2^30");
+    }
+  } else if (m.hidden % m.heads != 0) {
     throw_input_error(path, yaml::line_of(root["heads"]), "heads",
-                      "must divide hidden (" + std::to_string(m.hidden) + "), got " + std::to_string(m.heads));
+                      "must divide hidden (" + std::to_string(m.hidden) + ") when head_dim is not given, got " +
+                          std::to_string(m.heads));
   }
   if (m.heads % m.kv_heads != 0) {
     throw_input_error(path, yaml::line_of(root["kv_heads"]), "kv_heads",

@@ -34,6 +34,7 @@ struct TransformerShape {
   std::string source;  // where its numbers come from
   int layers = 0, hidden = 0, heads = 0;
   int kv_heads = 0;    // grouped-query attention: key/value heads (= heads without GQA)
+  int head_dim = 0;    // each head's width; 0: hidden / heads (Qwen3-32B: 128 x 64 heads = 8192 > hidden 5120)
   int ffn_hidden = 0;  // the MLP's inner width
   int seq = 0, vocab = 0;
   bool swiglu = false;          // gated MLP: three h x ffn GEMMs instead of two
@@ -48,6 +49,13 @@ struct TransformerShape {
   int shared_experts = 0;
   int moe_every = 1;           // layer i (from 0) is MoE when i % moe_every == 0 ...
   int first_dense_layers = 0;  // ... and i >= first_dense_layers (DeepSeek's first_k_dense_replace)
+  // Attention widths: a head's, the queries' (and the attention output's,
+  // the output projection's input): heads x head_dim, and the keys' (and
+  // values'): kv_heads x head_dim. Without head_dim, hidden / heads per
+  // head, so the query width is hidden itself.
+  double head_width() const { return head_dim > 0 ? head_dim : static_cast<double>(hidden) / heads; }
+  double q_width() const { return head_dim > 0 ? static_cast<double>(heads) * head_dim : static_cast<double>(hidden); }
+  double kv_width() const { return static_cast<double>(kv_heads) * head_width(); }
   bool moe() const { return experts > 0; }
   bool is_moe_layer(int layer) const { return moe() && layer >= first_dense_layers && layer % moe_every == 0; }
   int moe_layers() const;  // how many layers is_moe_layer
@@ -70,7 +78,7 @@ const std::vector<TransformerShape>& builtin_transformer_shapes();
 // The built-in LLM of that name; null if there is none.
 const TransformerShape* find_transformer_shape(std::string_view name);
 
-// Reads a model file (keys layers, hidden, heads, kv_heads, ffn_hidden, seq,
+// Reads a model file (keys layers, hidden, heads, kv_heads, head_dim, ffn_hidden, seq,
 // vocab, activation: gelu | swiglu, tied_embeddings; mixture of experts:
 // experts, top_k, moe_ffn_hidden, shared_experts, moe_every,
 // first_dense_layers). Throws InputError naming the file, line and key.
