@@ -3,7 +3,8 @@
 // nccl-tests (the GPU presets against published nccl-tests tables) or
 // megatron (LLM training against Megatron-LM's DGX A100 throughput),
 // megatron-h100 (against NeMo / Megatron-Core's DGX H100 step times) or
-// llm-offload (what ACE buys for LLM training on hgx-h100 clusters) or
+// llm-offload (what ACE buys for LLM training on hgx-h100 clusters),
+// llm-runs (published LLM training runs of several stacks) or
 // simai (SimAI / AICB workload files against SimAI-Analytical and acesim's model).
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/platform_options.h"
 #include "cli/commands.h"
 #include "cli/progress_options.h"
 #include "config/input_error.h"
@@ -20,6 +22,7 @@
 #include "reproduce/astra_microbenchmarks.h"
 #include "reproduce/llm_offload.h"
 #include "reproduce/megatron.h"
+#include "reproduce/llm_runs.h"
 #include "reproduce/megatron_h100.h"
 #include "reproduce/nccl_tests.h"
 #include "reproduce/simai.h"
@@ -34,6 +37,7 @@ struct Options {
   int jobs = 0;
   std::string sizes;
   std::string workloads;
+  std::string runs;
   long long max_gpus = 0;
   bool no_sensitivity = false;
   bool no_plots = false;
@@ -89,6 +93,15 @@ int run_megatron_h100_study(const Options& o) {
   return kExitOk;
 }
 
+int run_llm_runs_study(const Options& o) {
+  const std::string out = o.out.empty() ? "llm-runs" : o.out;
+  const LlmRunsStudy study = run_llm_runs(o.data, o.runs);
+  write_llm_runs(study, out);
+  std::printf("%s", llm_runs_tables(study).c_str());
+  std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int run_simai_study(const Options& o) {
   const std::string out = o.out.empty() ? "simai" : o.out;
   const SimaiStudy study = run_simai(o.data);
@@ -125,14 +138,16 @@ int run_llm_offload_study(const Options& o) {
 }
 
 int run(const Options& o) {
+  if (!o.runs.empty() && o.study != "llm-runs") throw InputError("--runs applies to the llm-runs study");
   if (o.study == "astra-sim-2.0") return run_astra(o);
   if (o.study == "llm-offload") return run_llm_offload_study(o);
   if (o.study == "nccl-tests") return run_nccl_study(o);
   if (o.study == "megatron") return run_megatron_study(o);
+  if (o.study == "llm-runs") return run_llm_runs_study(o);
   if (o.study == "simai") return run_simai_study(o);
   if (o.study == "megatron-h100") return run_megatron_h100_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "simai"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "llm-runs", "simai"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -169,11 +184,12 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "reproduce",
-      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100 and simai "
+      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs and simai "
       "(docs/validation.md), llm-offload (docs/llm-offload.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-offload | simai")->required();
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | simai")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
-  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, simai: the repository's test data directory")->capture_default_str();
+  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai: the repository's test data directory")->capture_default_str();
+  c->add_option("--runs", o->runs, "llm-runs: the rows to run, by id, comma-separated (default: all)")->check(non_empty());
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");
   c->add_option("--workloads", o->workloads, "ace-isca21: from resnet50,gnmt,dlrm; llm-offload: from llama3-70b-zero1,llama3-70b-zero3,"
