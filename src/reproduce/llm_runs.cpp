@@ -124,7 +124,7 @@ ParallelPlan plan_of(const LlmRunRow& r, const std::string& where) {
   p.virtual_stages = r.vp;
   p.recompute = parse_recompute(where + ": recompute", r.recompute);
   p.attention = parse_attention_kernel(where + ": attention", r.attention);
-  p.overlap_grad_reduce = r.overlap;
+  p.overlap_grad_reduce = r.overlap && r.zero <= 1;  // ZeRO 2 reduces every micro-batch's gradients anyway
   p.overlap_param_gather = r.overlap && r.zero >= 1 && r.zero <= 2;
   p.first_stage_layers = r.first;
   p.last_stage_layers = r.last;

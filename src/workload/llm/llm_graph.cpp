@@ -259,6 +259,11 @@ class Builder {
   }
   // A (fused residual add and) norm over the sequence-parallel share of
   // tokens: `passes` reads and writes of the hidden state.
+  // Rotary embedding of the queries and keys (their gradients in
+  // backward): read and written once, fused (Megatron-Core's fused RoPE).
+  void rope() {
+    if (m_.rope) memory_bound(KernelKind::kRope, 2.0 * tokens_ * (q_ + kv_) / t_, tokens_, (q_ + kv_) / t_);
+  }
   void norm(double passes) { memory_bound(KernelKind::kNorm, passes * sp_tokens_ * h_, sp_tokens_, h_); }
   // A collective issued after the compute so far; blocking ones gate the
   // next kernel, others are returned for whoever waits on them.
@@ -370,6 +375,7 @@ class Builder {
     tp_enter();
     gemm(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_ + tokens_ * h_ + tokens_ * (q_ + 2.0 * kv_) / t_,
          tokens_, (q_ + 2.0 * kv_) / t_, h_);
+    rope();
     attention_core(false);
     cast(tokens_, q_ / t_, false);
     gemm(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_ + tokens_ * q_ / t_ + tokens_ * h_, tokens_, h_, q_ / t_);
@@ -472,6 +478,7 @@ class Builder {
     tp_backward_enter();
     gemm_backward(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_, tokens_ * q_ / t_, tokens_ * h_, {tokens_, q_ / t_, h_});
     attention_core(true);
+    rope();
     column_backward(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_, tokens_ * h_,
                     tokens_ * (q_ + 2.0 * kv_) / t_, {tokens_, h_, (q_ + 2.0 * kv_) / t_});
     norm(6.0);

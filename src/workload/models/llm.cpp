@@ -34,6 +34,13 @@ TransformerShape shape(std::string name, std::string source, int layers, int hid
   return m;
 }
 
+// Rotary position embedding (RoFormer, arXiv 2104.09864), as the config
+// gives it (rope_theta).
+TransformerShape with_rope(TransformerShape m) {
+  m.rope = true;
+  return m;
+}
+
 TransformerShape with_head_dim(TransformerShape m, int head_dim) {
   m.head_dim = head_dim;
   return m;
@@ -63,12 +70,12 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
       // Llama 3 (arXiv 2407.21783 Table 3; Meta's config.json): SwiGLU,
       // 8 key/value heads, vocabulary 128,256, untied embeddings; sequence
       // 8,192, the pre-training length.
-      shape("llama3-8b", "arXiv 2407.21783 Table 3; meta-llama/Meta-Llama-3-8B config.json", 32, 4096, 32, 8, 14336,
-            8192, 128256, true, false),
-      shape("llama3-70b", "arXiv 2407.21783 Table 3; meta-llama/llama-models sku_list.py", 80, 8192, 64, 8, 28672, 8192,
-            128256, true, false),
-      shape("llama3-405b", "arXiv 2407.21783 Table 3; meta-llama/llama-models sku_list.py", 126, 16384, 128, 8, 53248,
-            8192, 128256, true, false),
+      with_rope(shape("llama3-8b", "arXiv 2407.21783 Table 3; meta-llama/Meta-Llama-3-8B config.json", 32, 4096, 32, 8, 14336,
+            8192, 128256, true, false)),
+      with_rope(shape("llama3-70b", "arXiv 2407.21783 Table 3; meta-llama/llama-models sku_list.py", 80, 8192, 64, 8, 28672, 8192,
+            128256, true, false)),
+      with_rope(shape("llama3-405b", "arXiv 2407.21783 Table 3; meta-llama/llama-models sku_list.py", 126, 16384, 128, 8, 53248,
+            8192, 128256, true, false)),
       // BLOOM (arXiv 2211.05100 Table 3; bigscience/bloom config.json): 70
       // layers, hidden 14,336, 112 heads, sequence 2,048, GeLU MLP of 4h,
       // embeddings tied; vocabulary 250,680 tokens padded to 250,880 (the
@@ -81,8 +88,8 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
       // 8,192 wide, wider than hidden), 8 key/value heads, SwiGLU of 25,600,
       // vocabulary 151,936, untied; sequence 4,096, the general pre-training
       // stages' (section 3.2).
-      with_head_dim(shape("qwen3-32b", "arXiv 2505.09388 Table 1; Qwen/Qwen3-32B config.json", 64, 5120, 64, 8, 25600,
-                          4096, 151936, true, false),
+      with_head_dim(with_rope(shape("qwen3-32b", "arXiv 2505.09388 Table 1; Qwen/Qwen3-32B config.json", 64, 5120, 64, 8, 25600,
+                          4096, 151936, true, false)),
                     128),
       // Mixtral 8x7B (arXiv 2401.04088 Table 1; mistralai config.json):
       // every layer's MLP is 8 SwiGLU experts of 14,336, 2 per token, no
@@ -90,8 +97,8 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
       // 32,768: "pretrained ... using a context size of 32k tokens" (section
       // 2). ffn_hidden (no dense layer uses it) is the config's
       // intermediate_size.
-      moe(shape("mixtral-8x7b", "arXiv 2401.04088 Table 1; mistralai/Mixtral-8x7B config.json", 32, 4096, 32, 8, 14336,
-                32768, 32000, true, false),
+      moe(with_rope(shape("mixtral-8x7b", "arXiv 2401.04088 Table 1; mistralai/Mixtral-8x7B config.json", 32, 4096, 32, 8, 14336,
+                32768, 32000, true, false)),
           8, 2, 14336, 0, 0),
       // DeepSeek-V2-Lite (arXiv 2405.04434 appendix B.1; DeepSeek's
       // config_16B.json): DeepSeekMoE with 2 shared and 64 routed experts of
@@ -100,8 +107,8 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
       // untied (separate embed and head in DeepSeek's inference/model.py).
       // Its MLA attention is modelled as multi-head attention with 16
       // key/value heads (docs/models.md says what that changes).
-      moe(shape("deepseek-v2-lite", "arXiv 2405.04434 appendix B.1; deepseek-ai config_16B.json", 27, 2048, 16, 16,
-                10944, 4096, 102400, true, false),
+      moe(with_rope(shape("deepseek-v2-lite", "arXiv 2405.04434 appendix B.1; deepseek-ai config_16B.json", 27, 2048, 16, 16,
+                10944, 4096, 102400, true, false)),
           64, 6, 1408, 2, 1),
   };
   return zoo;
@@ -185,7 +192,7 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   yaml::check_map(root, path, "",
                   {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab", "activation",
                    "tied_embeddings", "head_dim", "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_every",
-                   "first_dense_layers"});
+                   "first_dense_layers", "rope"});
   for (const char* k : {"layers", "hidden", "heads", "seq", "vocab"}) yaml::require(root, k, path, "");
   TransformerShape m;
   m.name = root["name"] ? yaml::scalar(root["name"], path, "name") : path;
@@ -227,6 +234,7 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
     m.swiglu = a == "swiglu";
   }
   if (root["tied_embeddings"]) m.tied_embeddings = boolean(root["tied_embeddings"], path, "tied_embeddings");
+  if (root["rope"]) m.rope = boolean(root["rope"], path, "rope");
   read_moe_keys(root, path, m);
   return m;
 }

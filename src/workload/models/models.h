@@ -38,6 +38,7 @@ struct TransformerShape {
   int ffn_hidden = 0;  // the MLP's inner width
   int seq = 0, vocab = 0;
   bool swiglu = false;          // gated MLP: three h x ffn GEMMs instead of two
+  bool rope = false;            // rotary position embedding: queries and keys rotated by a fused kernel in each layer
   bool tied_embeddings = true;  // the LM head reuses the embedding matrix
   int default_batch = 1;        // sequences per NPU when the options give none
   // Mixture of experts (experts = 0: dense). A MoE layer's MLP is `experts`
