@@ -155,53 +155,42 @@ std::optional<KernelDesc> parse_attention(KernelKind kind, const std::string& te
   return d;
 }
 
-}  // namespace
-
-std::string_view to_string(KernelKind k) {
-  for (const auto& [kind, name] : kKinds) {
-    if (kind == k) return name;
+// Lookups in a table of (value, name) pairs.
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E v) {
+  for (const auto& [value, name] : table) {
+    if (value == v) return name;
   }
   return "?";
 }
-
-std::optional<KernelKind> parse_kernel_kind(std::string_view s) {
+template <typename E, std::size_t N>
+std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view s) {
   const std::string l = lower(s);
-  for (const auto& [kind, name] : kKinds) {
-    if (name == l) return kind;
+  for (const auto& [value, name] : table) {
+    if (name == l) return value;
   }
   return std::nullopt;
 }
-
-std::vector<std::string> kernel_kind_names() {
+template <typename E, std::size_t N>
+std::vector<std::string> names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
   std::vector<std::string> out;
-  for (const auto& kv : kKinds) out.emplace_back(kv.second);
+  for (const auto& kv : table) out.emplace_back(kv.second);
   return out;
 }
+
+}  // namespace
+
+std::string_view to_string(KernelKind k) { return name_of(kKinds, k); }
+std::optional<KernelKind> parse_kernel_kind(std::string_view s) { return value_of(kKinds, s); }
+std::vector<std::string> kernel_kind_names() { return names_of(kKinds); }
 
 bool is_memory_bound(KernelKind k) {
   return k != KernelKind::kGemm && k != KernelKind::kAttentionForward && k != KernelKind::kAttentionBackward;
 }
 
-std::string_view to_string(Dtype d) {
-  for (const auto& [dtype, name] : kDtypes) {
-    if (dtype == d) return name;
-  }
-  return "?";
-}
-
-std::optional<Dtype> parse_dtype(std::string_view s) {
-  const std::string l = lower(s);
-  for (const auto& [dtype, name] : kDtypes) {
-    if (name == l) return dtype;
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> dtype_names() {
-  std::vector<std::string> out;
-  for (const auto& kv : kDtypes) out.emplace_back(kv.second);
-  return out;
-}
+std::string_view to_string(Dtype d) { return name_of(kDtypes, d); }
+std::optional<Dtype> parse_dtype(std::string_view s) { return value_of(kDtypes, s); }
+std::vector<std::string> dtype_names() { return names_of(kDtypes); }
 
 std::string KernelDesc::shape_text() const {
   switch (kind) {
