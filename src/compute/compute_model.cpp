@@ -25,7 +25,7 @@ ShapeModel::ShapeModel(const NpuConfig& npu)
       sms_(npu.compute_units),
       peak_flops_(npu.peak_flops()),
       hbm_Bps_(npu.hbm_GBps * 1e9),
-      clock_scale_(npu.sustained_clock_ratio() > 0.0 ? npu.sustained_clock_ratio() / arch_.measured_clock_ratio : 1.0),
+      clock_scale_(npu.sustained_clock_ratio() > 0.0 ? npu.sustained_clock_ratio() : 1.0),
       fp8_(npu.fp8) {}
 
 double ShapeModel::sm_flops(Dtype dtype) const {
@@ -60,7 +60,6 @@ double ShapeModel::attention_seconds(const KernelDesc& k) const {
   const double d = std::max(k.k, 1.0);
   const double head = (d / (d + c.half_head_dim)) / (128.0 / (128.0 + c.half_head_dim));
   double rate = peak_flops_ * clock_scale_ * c.efficiency * s / (s + c.half_seq) * head;
-  if (k.dtype == Dtype::kFp8 && fp8_ && !backward) rate *= arch_.fp8_attention_speedup;
   return std::max(k.flops / rate, memory_seconds(k.hbm_bytes));
 }
 

@@ -56,7 +56,7 @@ class ShapeModel final : public ComputeModel {
   int sms_;
   double peak_flops_;   // dense BF16, the datasheet's
   double hbm_Bps_;
-  double clock_scale_;  // sustained clock ratio over the measured GPU's
+  double clock_scale_;  // sustained over peak clock (1 when the NPU gives no clocks)
   bool fp8_;
 };
 

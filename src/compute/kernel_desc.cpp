@@ -184,10 +184,6 @@ std::string_view to_string(KernelKind k) { return name_of(kKinds, k); }
 std::optional<KernelKind> parse_kernel_kind(std::string_view s) { return value_of(kKinds, s); }
 std::vector<std::string> kernel_kind_names() { return names_of(kKinds); }
 
-bool is_memory_bound(KernelKind k) {
-  return k != KernelKind::kGemm && k != KernelKind::kAttentionForward && k != KernelKind::kAttentionBackward;
-}
-
 std::string_view to_string(Dtype d) { return name_of(kDtypes, d); }
 std::optional<Dtype> parse_dtype(std::string_view s) { return value_of(kDtypes, s); }
 std::vector<std::string> dtype_names() { return names_of(kDtypes); }

@@ -32,7 +32,6 @@ inline constexpr int kKernelKinds = 13;
 std::string_view to_string(KernelKind k);
 std::optional<KernelKind> parse_kernel_kind(std::string_view s);
 std::vector<std::string> kernel_kind_names();
-bool is_memory_bound(KernelKind k);
 
 enum class Dtype : std::uint8_t { kBf16, kFp8, kFp32 };
 std::string_view to_string(Dtype d);

@@ -21,7 +21,7 @@ ArchConstants::Curve read_curve(const YAML::Node& n, const std::string& path) {
 
 ArchConstants read_arch(const std::string& name, const YAML::Node& a) {
   const std::string p = "architectures." + name;
-  yaml::check_map(a, kDataFile, p, {"gpus", "gemm", "attention", "memory", "launch_floor_us", "measured_clock_ratio", "source"});
+  yaml::check_map(a, kDataFile, p, {"gpus", "gemm", "attention", "memory", "launch_floor_us", "source"});
   ArchConstants c;
   c.name = name;
   c.gpus = yaml::scalar_list(a["gpus"], kDataFile, p + ".gpus", false);
@@ -38,16 +38,14 @@ ArchConstants read_arch(const std::string& name, const YAML::Node& a) {
   c.gemm_efficiency_bf16 = yaml::number(e["bf16"], kDataFile, p + ".gemm.efficiency.bf16");
   if (e["fp8"]) c.gemm_efficiency_fp8 = yaml::number(e["fp8"], kDataFile, p + ".gemm.efficiency.fp8");
   const YAML::Node at = a["attention"];
-  yaml::check_map(at, kDataFile, p + ".attention", {"kernel", "forward", "backward", "fp8_speedup", "source"});
+  yaml::check_map(at, kDataFile, p + ".attention", {"kernel", "forward", "backward", "source"});
   c.attention_kernel = yaml::scalar(at["kernel"], kDataFile, p + ".attention.kernel");
   c.attention_forward = read_curve(at["forward"], p + ".attention.forward");
   c.attention_backward = read_curve(at["backward"], p + ".attention.backward");
-  if (at["fp8_speedup"]) c.fp8_attention_speedup = yaml::number(at["fp8_speedup"], kDataFile, p + ".attention.fp8_speedup");
   const YAML::Node m = a["memory"];
   yaml::check_map(m, kDataFile, p + ".memory", {"efficiency", "source"});
   c.memory_efficiency = yaml::number(m["efficiency"], kDataFile, p + ".memory.efficiency");
   c.launch_floor_us = yaml::number(a["launch_floor_us"], kDataFile, p + ".launch_floor_us");
-  c.measured_clock_ratio = yaml::number(a["measured_clock_ratio"], kDataFile, p + ".measured_clock_ratio");
   return c;
 }
 

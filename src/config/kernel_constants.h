@@ -19,7 +19,7 @@ struct ArchConstants {
   std::vector<std::array<int, 2>> tiles;  // output tile shapes (m x n) the library picks from
   std::vector<int> split_k;               // split-K factors tried when the tiles leave SMs idle
   double k_overhead = 0.0;                // a tile's cost outside its main loop, in elements of k
-  double gemm_efficiency_bf16 = 1.0;      // main loop, of the peak (at the measured GPU's clock)
+  double gemm_efficiency_bf16 = 1.0;      // main loop, of the peak at the clock it is quoted at
   double gemm_efficiency_fp8 = 0.0;       // 0: no FP8 tensor cores
   // Attention: efficiency(s, d) = peak x (s / (s + half_seq)) x head-dim
   // factor, s the keys per query row (half the keys with a causal mask).
@@ -31,14 +31,9 @@ struct ArchConstants {
   };
   Curve attention_forward;
   Curve attention_backward;
-  double fp8_attention_speedup = 1.0;  // FP8 attention over BF16 (forward); 1: none
   // Memory-bound kernels.
   double memory_efficiency = 1.0;  // of the peak HBM bandwidth
   double launch_floor_us = 0.0;    // the least time a kernel takes
-  // The measured GPU's clock under load over the clock its peak is quoted
-  // at: efficiencies above hold at this ratio; a GPU sustaining another
-  // (npu.clock_MHz) scales its tensor rate by the ratio of the two.
-  double measured_clock_ratio = 1.0;
 };
 
 // The architectures the data file knows, and their names.

@@ -356,6 +356,26 @@ TEST(NpuYamlErrors, HbmCapacity) {
   EXPECT_EQ(validate(n), "npu.hbm_capacity_GB must be >= 0 (0: unknown)");
 }
 
+// The compute model's keys (docs/compute.md): an architecture it knows,
+// and clocks with the sustained one at most the peak's.
+TEST(NpuYamlErrors, ComputeModelKeys) {
+  expect_error("npu:\n  arch: volta\n", 7, "npu.arch", {"no compute model for 'volta'", "hopper"});
+  for (const char* v : {"0", "-5", "9223372036854775808"}) {
+    expect_error(std::string("npu:\n  clock_MHz: {peak: 1830, sustained: ") + v + "}\n", 7, "npu.clock_MHz.sustained",
+                 {"must be > 0 and <= 100000", std::string("got ") + v});
+  }
+  for (const char* v : {"nan", "1e400", "fast"}) {
+    expect_error(std::string("npu:\n  clock_MHz: {peak: ") + v + ", sustained: 1000}\n", 7, "npu.clock_MHz.peak", {"expected a number"});
+  }
+  expect_error("npu:\n  clock_MHz: {peak: 1830, sustained: 1900}\n", 7, "npu.clock_MHz.sustained",
+               {"must not exceed the peak's clock (1830 MHz), got 1900"});
+  expect_error("npu:\n  clock_MHz: {peak: 1830}\n", 7, "npu.clock_MHz.sustained", {"missing"});
+  const NpuConfig n = parse("npu:\n  arch: ampere\n  gpu: a100-sxm-80gb\n  clock_MHz: {peak: 1410, sustained: 1340}\n").npu;
+  EXPECT_EQ(n.arch, "ampere");
+  EXPECT_EQ(n.gpu, "a100-sxm-80gb");
+  EXPECT_DOUBLE_EQ(n.sustained_clock_ratio(), 1340.0 / 1410.0);
+}
+
 // The GPU presets carry their datasheet capacities (sources in their comments).
 TEST(NpuYaml, GpuPresetsKnowTheirHbmCapacity) {
   const auto capacity = [](const std::string& name) {
