@@ -123,6 +123,7 @@ struct TrainingRequest {
     std::string schedule;   // 1f1b | interleaved | gpipe
     std::string recompute;  // none | selective | full
     std::string attention;  // fused | unfused
+    std::string zero3_fetch;  // prefetch | blocking
     bool overlap_grad_reduce = false;
     bool overlap_param_gather = false;
     bool allow_oom = false;
@@ -132,7 +133,7 @@ struct TrainingRequest {
     bool given() const {
       return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || first_stage_layers ||
              last_stage_layers || embedding_in_split || loss_in_split || sequence_parallel ||
-             !schedule.empty() || !recompute.empty() || !attention.empty() || overlap_grad_reduce ||
+             !schedule.empty() || !recompute.empty() || !attention.empty() || !zero3_fetch.empty() || overlap_grad_reduce ||
              overlap_param_gather || allow_oom || !chakra_out.empty();
     }
   } llm;

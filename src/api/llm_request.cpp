@@ -67,6 +67,7 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, 
   p.loss_in_split = o.loss_in_split;
   if (!o.recompute.empty()) p.recompute = parse_recompute("--recompute", o.recompute);
   if (!o.attention.empty()) p.attention = parse_attention_kernel("--attention", o.attention);
+  if (!o.zero3_fetch.empty()) p.zero3_fetch = parse_zero3_fetch("--zero3-fetch", o.zero3_fetch);
   p.overlap_grad_reduce = o.overlap_grad_reduce;
   p.overlap_param_gather = o.overlap_param_gather;
   // Megatron-Core runs MoE layers with tensor parallelism only with

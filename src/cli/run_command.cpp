@@ -125,6 +125,10 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
       ->check(non_empty())->group(group);
   c->add_option("--attention", l.attention, "attention kernel: " + join_names(attention_kernel_names()) + " (default fused)")
       ->check(non_empty())->group(group);
+  c->add_option("--zero3-fetch", l.zero3_fetch,
+                "with --zero 3, how parameters are fetched: " + join_names(zero3_fetch_names()) +
+                    " (default prefetch: a layer ahead, under the compute; blocking: DeepSpeed ZeRO-3 of 2021, per tensor, device synchronised)")
+      ->check(non_empty())->group(group);
   c->add_flag("--overlap-grad-reduce", l.overlap_grad_reduce, "reduce gradients during the last micro-batch's backward (Megatron-LM's flag)")->group(group);
   c->add_flag("--overlap-param-gather", l.overlap_param_gather, "with --zero 1/2: gather parameters under the next forward (Megatron-LM's flag)")->group(group);
   c->add_flag("--allow-oom", l.allow_oom, "run a plan whose memory exceeds the GPU's HBM (reported, not refused)")->group(group);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "config/input_error.h"
 
 namespace acesim {
 namespace {
@@ -55,7 +56,12 @@ double ShapeModel::gemm_seconds(const KernelDesc& k) const {
 
 double ShapeModel::attention_seconds(const KernelDesc& k) const {
   const bool backward = k.kind == KernelKind::kAttentionBackward;
-  const ArchConstants::Curve& c = backward ? arch_.attention_backward : arch_.attention_forward;
+  if (k.fa2 && !arch_.has_fa2) {
+    throw InputError("--attention fa2: the compute model has no FlashAttention-2 figures for " + arch_.name +
+                     " (tests/data/compute/kernel-model.yaml); use --attention fused");
+  }
+  const ArchConstants::Curve& c = k.fa2 ? (backward ? arch_.fa2_backward : arch_.fa2_forward)
+                                        : (backward ? arch_.attention_backward : arch_.attention_forward);
   const double s = keys_per_row(k);
   const double d = std::max(k.k, 1.0);
   const double head = (d / (d + c.half_head_dim)) / (128.0 / (128.0 + c.half_head_dim));

@@ -25,6 +25,7 @@ constexpr std::array<std::pair<KernelKind, std::string_view>, kKernelKinds> kKin
     {KernelKind::kEmbedding, "embedding"},
     {KernelKind::kOptimizer, "optimizer"},
     {KernelKind::kCast, "cast"},
+    {KernelKind::kCopy, "copy"},
 }};
 
 constexpr std::array<std::pair<Dtype, std::string_view>, 3> kDtypes = {{

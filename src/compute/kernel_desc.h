@@ -27,8 +27,9 @@ enum class KernelKind : std::uint8_t {
   kEmbedding,          // lookup (forward) or scatter-add (backward)
   kOptimizer,          // the Adam step over a rank's shard
   kCast,               // FP8 casts and scaling (amax) around FP8 GEMMs
+  kCopy,               // a device copy (gathered parameters out of the communication buffer)
 };
-inline constexpr int kKernelKinds = 13;
+inline constexpr int kKernelKinds = 14;
 std::string_view to_string(KernelKind k);
 std::optional<KernelKind> parse_kernel_kind(std::string_view s);
 std::vector<std::string> kernel_kind_names();
@@ -52,6 +53,7 @@ struct KernelDesc {
   int heads = 0;
   int kv_heads = 0;
   bool causal = false;
+  bool fa2 = false;  // attention by FlashAttention-2 rather than the architecture's own fused kernel
   // What it does: FLOPs and HBM bytes (the roofline's terms; attention's
   // FLOPs skip what a causal mask skips).
   double flops = 0.0;

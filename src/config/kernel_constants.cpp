@@ -38,10 +38,20 @@ ArchConstants read_arch(const std::string& name, const YAML::Node& a) {
   c.gemm_efficiency_bf16 = yaml::number(e["bf16"], kDataFile, p + ".gemm.efficiency.bf16");
   if (e["fp8"]) c.gemm_efficiency_fp8 = yaml::number(e["fp8"], kDataFile, p + ".gemm.efficiency.fp8");
   const YAML::Node at = a["attention"];
-  yaml::check_map(at, kDataFile, p + ".attention", {"kernel", "forward", "backward", "source"});
+  yaml::check_map(at, kDataFile, p + ".attention", {"kernel", "forward", "backward", "fa2", "source"});
   c.attention_kernel = yaml::scalar(at["kernel"], kDataFile, p + ".attention.kernel");
   c.attention_forward = read_curve(at["forward"], p + ".attention.forward");
   c.attention_backward = read_curve(at["backward"], p + ".attention.backward");
+  if (const YAML::Node f = at["fa2"]) {
+    yaml::check_map(f, kDataFile, p + ".attention.fa2", {"forward", "backward", "source"});
+    c.has_fa2 = true;
+    c.fa2_forward = read_curve(f["forward"], p + ".attention.fa2.forward");
+    c.fa2_backward = read_curve(f["backward"], p + ".attention.fa2.backward");
+  } else if (c.attention_kernel == "fa2") {
+    c.has_fa2 = true;
+    c.fa2_forward = c.attention_forward;
+    c.fa2_backward = c.attention_backward;
+  }
   const YAML::Node m = a["memory"];
   yaml::check_map(m, kDataFile, p + ".memory", {"efficiency", "source"});
   c.memory_efficiency = yaml::number(m["efficiency"], kDataFile, p + ".memory.efficiency");

@@ -31,6 +31,11 @@ struct ArchConstants {
   };
   Curve attention_forward;
   Curve attention_backward;
+  // FlashAttention-2's curves where it is not the architecture's kernel
+  // (attention.fa2); has_fa2 false and attention_kernel not "fa2": no
+  // figures for it.
+  bool has_fa2 = false;
+  Curve fa2_forward, fa2_backward;
   // Memory-bound kernels.
   double memory_efficiency = 1.0;  // of the peak HBM bandwidth
   double launch_floor_us = 0.0;    // the least time a kernel takes

@@ -25,10 +25,10 @@ namespace acesim {
 namespace {
 
 constexpr int kGpusPerNode = 8;
-constexpr std::array<const char*, 25> kColumns = {"id",        "stack",  "platform", "gpus",      "model",    "seq",  "tp",
-                                                  "pp",        "cp",     "ep",       "vp",        "mbs",      "gbs",  "sp",
-                                                  "recompute", "zero",   "overlap",  "precision", "attention", "first", "last",
-                                                  "account",   "step_s", "published", "where"};
+constexpr std::array<const char*, 26> kColumns = {
+    "id",   "stack",   "platform",  "gpus",      "model", "seq",  "tp",      "pp",     "cp",        "ep",    "vp", "mbs", "gbs",
+    "sp",   "recompute", "zero",    "fetch",     "overlap", "precision", "attention", "first", "last", "account", "step_s",
+    "published", "where"};
 
 class Fields {
  public:
@@ -89,6 +89,7 @@ LlmRunRow read_row(const Fields& f) {
   r.sequence_parallel = f.yes_no("sp");
   r.recompute = f.text("recompute");
   r.zero = f.integer("zero", 0);
+  r.fetch = f.text("fetch");
   r.overlap = f.yes_no("overlap");
   r.precision = f.text("precision");
   r.attention = f.text("attention");
@@ -124,6 +125,7 @@ ParallelPlan plan_of(const LlmRunRow& r, const std::string& where) {
   p.virtual_stages = r.vp;
   p.recompute = parse_recompute(where + ": recompute", r.recompute);
   p.attention = parse_attention_kernel(where + ": attention", r.attention);
+  if (!r.fetch.empty()) p.zero3_fetch = parse_zero3_fetch(where + ": fetch", r.fetch);
   p.overlap_grad_reduce = r.overlap && r.zero <= 1;  // ZeRO 2 reduces every micro-batch's gradients anyway
   p.overlap_param_gather = r.overlap && r.zero >= 1 && r.zero <= 2;
   p.first_stage_layers = r.first;
@@ -167,6 +169,7 @@ void simulate(LlmRunRow& r, const std::string& dir, const std::string& where) {
   r.bubble_ps = rep.pipeline_bubble_ps;
   for (TimePs e : rep.exposed_ps) r.exposed_ps += e;
   r.memory_GB = rep.memory ? rep.memory->total_bytes() / 1e9 : 0.0;
+  r.model_flops_per_gpu = job.model_flops_per_gpu();
 }
 
 // exp(mean |ln(measured / acesim)|) - 1: the typical error, either sign.
@@ -208,6 +211,24 @@ LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only) 
   return study;
 }
 
+std::vector<std::vector<const LlmRunRow*>> llm_runs_series(const LlmRunsStudy& study) {
+  std::map<std::string, std::vector<const LlmRunRow*>> by_key;
+  std::vector<std::string> order;
+  for (const LlmRunRow& r : study.rows) {
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.stack, r.platform, r.model, r.seq, r.precision,
+                                        r.tp, r.pp, r.cp, r.ep, r.vp, r.zero, r.fetch, r.recompute);
+    if (!by_key.count(key)) order.push_back(key);
+    by_key[key].push_back(&r);
+  }
+  std::vector<std::vector<const LlmRunRow*>> out;
+  for (const std::string& key : order) {
+    std::vector<const LlmRunRow*> rows = by_key[key];
+    std::stable_sort(rows.begin(), rows.end(), [](const LlmRunRow* a, const LlmRunRow* b) { return a->gpus < b->gpus; });
+    if (rows.size() >= 2 && rows.front()->gpus != rows.back()->gpus) out.push_back(std::move(rows));
+  }
+  return out;
+}
+
 std::string llm_runs_tables(const LlmRunsStudy& study) {
   std::string out =
       "| run | stack | GPU | GPUs | model | plan | precision | measured step (s) | acesim step (s) | error | acesim MFU | "
@@ -222,6 +243,7 @@ std::string llm_runs_tables(const LlmRunsStudy& study) {
     if (r.ep > 1) plan += fmt::format(" ep {}", r.ep);
     plan += fmt::format(" dp {}, mbs {} gbs {}", r.dp, r.micro_batch, r.global_batch);
     if (r.zero > 0) plan += fmt::format(", zero {}", r.zero);
+    if (!r.fetch.empty() && r.fetch != "prefetch") plan += fmt::format(" ({} fetch)", r.fetch);
     if (r.recompute != "none") plan += ", recompute " + r.recompute;
     if (r.first > 0 || r.last > 0) plan += fmt::format(", first {} last {}", r.first, r.last);
     if (r.account) plan += ", embedding and loss in the split";
@@ -248,6 +270,20 @@ std::string llm_runs_tables(const LlmRunsStudy& study) {
   for (const auto& [stack, rows] : by_stack) summary(stack, rows);
   summary("all", all);
   out += "\nError: measured / acesim step time - 1 (positive: acesim faster); geomean error: exp(mean |ln(measured / acesim)|) - 1.\n";
+  const auto series = llm_runs_series(study);
+  if (series.empty()) return out;
+  out += "\n| scaling series | GPUs | global batch | measured TFLOP/s per GPU | acesim TFLOP/s per GPU | measured vs the first | "
+         "acesim vs the first |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& rows : series) {
+    const LlmRunRow& first = *rows.front();
+    for (const LlmRunRow* r : rows) {
+      out += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.2f} | {:.2f} |\n", r->id, r->gpus, r->global_batch, r->measured_tflops(),
+                         r->acesim_tflops(), r->measured_tflops() / first.measured_tflops(),
+                         r->acesim_tflops() / first.acesim_tflops());
+    }
+  }
+  out += "\nScaling series: rows of one stack, model, precision and plan but for the data-parallel size (and the batch), by GPUs; "
+         "TFLOP/s by Megatron-LM's eq. 3 (recomputation included) over the step time.\n";
   return out;
 }
 

@@ -21,6 +21,7 @@ struct LlmRunRow {
   int seq = 0;  // 0: the model's
   int tp = 1, pp = 1, cp = 1, ep = 1, vp = 1, dp = 1, micro_batch = 1, global_batch = 0, zero = 0;
   bool sequence_parallel = false, overlap = false, account = false;
+  std::string fetch;  // ZeRO-3 parameter fetch: prefetch | blocking (empty: prefetch)
   int first = 0, last = 0;
   std::string recompute, precision, attention;
   double step_s = 0.0;     // measured (or derived from the published figure: `published`, `where`)
@@ -30,6 +31,9 @@ struct LlmRunRow {
   double mfu = 0.0;
   TimePs compute_ps = 0, bubble_ps = 0, exposed_ps = 0;
   double memory_GB = 0.0;
+  double model_flops_per_gpu = 0.0;  // an iteration's, Megatron-LM's eq. 3 (recomputation included)
+  double measured_tflops() const { return model_flops_per_gpu / step_s / 1e12; }
+  double acesim_tflops() const { return model_flops_per_gpu / (static_cast<double>(iteration_ps) / 1e12) / 1e12; }
   // Measured / acesim step time - 1: positive when acesim is faster.
   double error() const { return step_s / (static_cast<double>(iteration_ps) / 1e12) - 1.0; }
 };
@@ -43,6 +47,10 @@ struct LlmRunsStudy {
 // `only` (ids, comma-separated) runs a subset; empty: all.
 LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only = "");
 std::string llm_runs_tables(const LlmRunsStudy& study);
+// Scaling series: rows of one stack, model, precision and plan shape (all
+// but the data-parallel size and batches) at two or more GPU counts, in
+// order of GPUs.
+std::vector<std::vector<const LlmRunRow*>> llm_runs_series(const LlmRunsStudy& study);
 void write_llm_runs(const LlmRunsStudy& study, const std::string& out_dir);
 
 }  // namespace acesim

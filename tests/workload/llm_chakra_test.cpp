@@ -51,6 +51,7 @@ struct Case {
   const char* name;
   int tp, pp, dp, zero, global_batch;
   bool sequence_parallel;
+  bool blocking_fetch = false;  // ZeRO 3 as DeepSpeed ran it in 2021: host launches on the CPU
 };
 
 ParallelPlan plan_of(const Case& c) {
@@ -61,6 +62,7 @@ ParallelPlan plan_of(const Case& c) {
   p.zero = c.zero;
   p.global_batch = c.global_batch;
   p.sequence_parallel = c.sequence_parallel;
+  if (c.blocking_fetch) p.zero3_fetch = Zero3Fetch::kBlocking;
   return p;
 }
 
@@ -122,7 +124,8 @@ INSTANTIATE_TEST_SUITE_P(Plans, LlmChakra,
                          ::testing::Values(Case{"tp4_pp2_dp2_sp_zero1", 4, 2, 2, 1, 8, true},
                                            Case{"tp8_pp2_sp", 8, 2, 1, 0, 4, true},
                                            Case{"tp8_dp2_zero1", 8, 1, 2, 1, 4, false},
-                                           Case{"tp4_dp4", 4, 1, 4, 0, 4, false}),
+                                           Case{"tp4_dp4", 4, 1, 4, 0, 4, false},
+                                           Case{"tp2_dp8_zero3_blocking", 2, 1, 8, 3, 8, false, true}),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 // Pipeline stages issue different tensor-parallel collectives over the

@@ -370,6 +370,87 @@ TEST(LlmGraph, DataParallelReductionsByZeroStage) {
   EXPECT_EQ(z3.ag_use, 2u * (6 + 5));
 }
 
+// DeepSpeed's 2021 ZeRO-3 (--zero3-fetch blocking): each of a layer's
+// parameter tensors gathered on its own (small(): QKV, O, up, down and two
+// RMSNorm weights = 6; with linear biases and LayerNorm, 12), each after a
+// host launch that waits for the device (every kernel, gather and gradient
+// reduction issued before it), and followed by a copy kernel; gradients
+// all-reduced in the training precision.
+TEST(LlmGraph, BlockingZero3FetchGathersEachTensorAfterADeviceSync) {
+  for (const bool gpt : {false, true}) {
+    SCOPED_TRACE(gpt ? "biases and LayerNorm" : "RMSNorm");
+    TransformerShape m = small();
+    m.linear_bias = gpt;
+    m.layernorm = gpt;
+    const double tensors = gpt ? 12 : 6;
+    EXPECT_EQ(m.dense_layer_tensors(), static_cast<int>(tensors));
+    ParallelPlan p = plan(1, 1, 4, 8);  // 2 micro-batches
+    p.zero = 3;
+    p.zero3_fetch = Zero3Fetch::kBlocking;
+    const Topology topo_job = flat(4);
+    const LlmJob job(m, p, topo_job, one_iteration());
+    const LlmRankGraph g = job.build(1);
+    // Per micro-batch: forward the embedding, 4 layers' tensors, the head;
+    // backward the head and the layers again.
+    const auto gathers = comm_bytes(g, coll(LlmComm::kDp, CollectiveOp::kAllGather));
+    EXPECT_EQ(gathers.size(), static_cast<std::size_t>(2 * (3 + 2 * 4 * tensors)));
+    double layer_bytes = 0.0;
+    for (std::size_t i = 1; i <= static_cast<std::size_t>(tensors); ++i) layer_bytes += gathers[i];
+    const double small_ones = gpt ? (3 * kH + kH + 4 * kH + kH + 4 * kH) * kBpe : 2 * kH * kBpe;
+    EXPECT_DOUBLE_EQ(layer_bytes, kLayerBytes + small_ones);
+    EXPECT_EQ(count(g, coll(LlmComm::kDp, CollectiveOp::kReduceScatter)), 0u);
+    const auto reduced = comm_bytes(g, coll(LlmComm::kDp, CollectiveOp::kAllReduce));
+    EXPECT_EQ(reduced.size(), 2u * 6);
+    for (const double b : reduced) EXPECT_TRUE(b == kLayerBytes || b == kEmbBytes) << b;  // bf16, not fp32
+    // Every gather's only parent is a host launch; each launch waits for
+    // the compute stream and every reduction issued before it.
+    std::vector<std::vector<std::uint32_t>> parents(g.graph.size());
+    for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+      for (std::uint32_t e = g.graph.child_begin(n); e < g.graph.child_end(n); ++e) parents[g.graph.child(e)].push_back(n);
+    }
+    std::size_t launches = 0, copies = 0;
+    std::vector<std::uint32_t> reductions;
+    std::set<std::uint32_t> synced;
+    std::uint32_t last_launch = 0;
+    for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+      const GraphNode& node = g.graph.node(n);
+      if (node.kind == WorkNodeKind::kCollective && g.graph.collective(node.payload).op == CollectiveOp::kAllReduce) {
+        reductions.push_back(n);
+      }
+      if (node.kind == WorkNodeKind::kCpu) {
+        synced.insert(parents[n].begin(), parents[n].end());
+        last_launch = n;
+      }
+      if (node.kind == WorkNodeKind::kCompute) {
+        // The copy right after its gather.
+        for (std::uint32_t q : parents[n]) {
+          const GraphNode& pn = g.graph.node(q);
+          if (pn.kind == WorkNodeKind::kCollective && g.graph.collective(pn.payload).op == CollectiveOp::kAllGather) {
+            EXPECT_EQ(g.graph.kernel(node.payload).hbm_bytes, 2.0 * g.graph.collective(pn.payload).bytes);
+            ++copies;
+          }
+        }
+      }
+      if (node.kind != WorkNodeKind::kCollective || g.graph.collective(node.payload).op != CollectiveOp::kAllGather) continue;
+      ASSERT_GE(parents[n].size(), 1u);  // the launch (and the compute before it)
+      ASSERT_LE(parents[n].size(), 2u);
+      std::uint32_t launch = parents[n][0];
+      if (g.graph.node(launch).kind != WorkNodeKind::kCpu) launch = parents[n].back();
+      ASSERT_EQ(g.graph.node(launch).kind, WorkNodeKind::kCpu);
+      EXPECT_EQ(g.graph.kernel(g.graph.node(launch).payload).time_ps, 380 * kPsPerUs);
+      ++launches;
+    }
+    EXPECT_EQ(launches, gathers.size());
+    // Each reduction with a launch after it is one that launch's sync waits for.
+    for (std::uint32_t r : reductions) {
+      if (r < last_launch) {
+        EXPECT_TRUE(synced.count(r)) << "reduction node " << r;
+      }
+    }
+    EXPECT_EQ(copies, gathers.size());
+  }
+}
+
 TEST(LlmGraph, DataParallelGradientsAreTheLayersParameters) {
   ParallelPlan p = plan(2, 1, 2, 2);
   p.overlap_grad_reduce = true;  // issued in backward, as it produces them
@@ -477,6 +558,12 @@ TEST(LlmGraph, EstimatedNodesBoundTheBuiltGraphs) {
   cases.push_back({"tp 2, sequence parallel, zero 3", small(), plan(2, 1, 2, 4), 4});
   cases.back().plan.sequence_parallel = true;
   cases.back().plan.zero = 3;
+  cases.push_back({"zero 3, blocking fetch, full recomputation", small(), plan(1, 1, 4, 8), 4});
+  cases.back().model.linear_bias = true;
+  cases.back().model.layernorm = true;
+  cases.back().plan.zero = 3;
+  cases.back().plan.zero3_fetch = Zero3Fetch::kBlocking;
+  cases.back().plan.recompute = Recompute::kFull;
   cases.push_back({"pp 2 interleaved", small(true), plan(1, 2, 1, 4), 2});
   cases.back().plan.schedule = PipeSchedule::kInterleaved;
   cases.back().plan.virtual_stages = 2;

@@ -192,6 +192,19 @@ TEST(LlmPlanChecks, OverlapFlagsOnlyWhereTheyApply) {
   expect_refused(p, dense, 8, {"--overlap-grad-reduce", "--zero 0 or 1", "ZeRO 2"});
   p.zero = 0;
   EXPECT_NO_THROW(check_plan(p, dense, 8));
+  // A blocking ZeRO-3 fetch needs ZeRO 3.
+  p.overlap_grad_reduce = false;
+  p.zero3_fetch = Zero3Fetch::kBlocking;
+  expect_refused(p, dense, 8, {"--zero3-fetch blocking applies to --zero 3", "got --zero 0"});
+  p.zero = 3;
+  EXPECT_NO_THROW(check_plan(p, dense, 8));
+  EXPECT_EQ(parse_zero3_fetch("--zero3-fetch", "blocking"), Zero3Fetch::kBlocking);
+  try {
+    parse_zero3_fetch("--zero3-fetch", "eager");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--zero3-fetch: unknown ZeRO-3 parameter fetch 'eager'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(LlmPlanChecks, EveryErrorNamesTheNumbers) {

@@ -156,7 +156,16 @@ chakra::Node convert(const LlmRankGraph& g, std::uint32_t i, Rank r, const NpuCo
       n.type = NodeType::kMetadata;
       n.name = node_name(tag, "step");
       break;
-    case WorkNodeKind::kCpu:
+    case WorkNodeKind::kCpu: {
+      // A host-side delay (a blocking ZeRO-3 fetch's launch): a CPU
+      // operation, its duration in whole microseconds.
+      const Kernel& k = wg.kernel(gn.payload);
+      n.type = NodeType::kComp;
+      n.is_cpu_op = true;
+      n.duration_micros = static_cast<std::uint64_t>((k.time_ps + kPsPerUs - 1) / kPsPerUs);
+      n.name = node_name(tag, "host launch");
+      break;
+    }
     case WorkNodeKind::kWait:
       throw std::logic_error("Chakra export: the LLM generator made a node the format has no counterpart for");
   }

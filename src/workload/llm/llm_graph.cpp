@@ -81,7 +81,15 @@ std::string LlmJob::estimate_terms() const {
 
 double LlmJob::nodes_per_layer() const {
   const double base = plan_.recompute == Recompute::kFull ? 90.0 : 60.0;
-  return base + 3.0 * (plan_.cp - 1) * attention_passes();
+  double fetch = 0.0;
+  if (plan_.zero == 3 && plan_.zero3_fetch == Zero3Fetch::kBlocking) {
+    // Per tensor and pass (forward, backward): the host's launch, the
+    // gather and the copy; MoE layers add the router, shared experts' four
+    // and each local expert's two.
+    const double tensors = shape_.dense_layer_tensors() + (shape_.moe() ? 5.0 + 2.0 * shape_.experts / plan_.ep : 0.0);
+    fetch = 2.0 * 3.0 * tensors;
+  }
+  return base + fetch + 3.0 * (plan_.cp - 1) * attention_passes();
 }
 
 double LlmJob::padded_vocab() const {
@@ -139,6 +147,11 @@ constexpr std::int64_t kCpTagBase = std::int64_t{1} << 40;
 // Gradients are reduced as Megatron-LM keeps them: fp32 main gradients
 // (bf16 training accumulates and all-reduces gradients in fp32).
 constexpr double kGradBytes = 4.0;
+// DeepSpeed ZeRO-3 as of 2021 (--zero3-fetch blocking): the host's cost of
+// each per-tensor parameter all-gather, 130 us before the launch and 250 us
+// launching it, as profiled on one node of 8 A100s (DeepSpeed issue 1069,
+// June 2021). A calibration constant of one collective on one node.
+constexpr TimePs kBlockingFetchHostPs = 380 * kPsPerUs;
 
 class Builder {
  public:
@@ -344,6 +357,7 @@ class Builder {
     a.heads = std::max(1, m_.heads / p_.tp);
     a.kv_heads = std::max(1, m_.kv_heads / p_.tp);
     a.causal = true;
+    a.fa2 = p_.attention == AttentionKernel::kFa2;
     if (p_.cp == 1) {
       compute(a, efficiency);
       return;
@@ -539,9 +553,74 @@ class Builder {
     issue_reductions(dense, expert);
   }
   void issue_reductions(double dense, double expert) {
-    const CollectiveOp op = p_.zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-    outstanding_.push_back(collective(dp_, op, dense * kGradBytes, LlmComm::kDp, false));
-    outstanding_.push_back(collective(edp_, op, expert * kGradBytes, LlmComm::kDp, false));
+    // DeepSpeed's 2021 ZeRO-3 all-reduced the fp16/bf16 gradients (DeepSpeed
+    // issue 1173: no reduce-scatter on its timelines).
+    const bool all_reduce = p_.zero == 0 || blocking_fetch();
+    const CollectiveOp op = all_reduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+    const double bytes = blocking_fetch() ? bpe_ : kGradBytes;
+    outstanding_.push_back(collective(dp_, op, dense * bytes, LlmComm::kDp, false));
+    outstanding_.push_back(collective(edp_, op, expert * bytes, LlmComm::kDp, false));
+  }
+  bool blocking_fetch() const { return p_.zero == 3 && p_.zero3_fetch == Zero3Fetch::kBlocking; }
+  // A layer's parameter tensors (elements on this rank before sharding), as
+  // Megatron-LM's GPT holds them: dense ones (gathered over dp) and routed
+  // experts' (over the expert data-parallel group).
+  std::vector<double> dense_tensors(int layer) const {
+    std::vector<double> v = {h_ * (q_ + 2.0 * kv_) / t_, q_ * h_ / t_};
+    const auto add_mlp = [&](double width, double copies) {
+      for (int c = 0; c < static_cast<int>(copies); ++c) {
+        v.push_back(h_ * width * gated_ / t_);
+        v.push_back(width * h_ / t_);
+        if (m_.linear_bias) {
+          v.push_back(width * gated_ / t_);
+          v.push_back(h_);
+        }
+      }
+    };
+    if (m_.linear_bias) {
+      v.push_back((q_ + 2.0 * kv_) / t_);
+      v.push_back(h_);
+    }
+    if (!m_.is_moe_layer(layer)) {
+      add_mlp(m_.ffn_hidden, 1);
+    } else {
+      v.push_back(h_ * m_.experts);  // router
+      if (m_.shared_experts > 0) add_mlp(static_cast<double>(m_.shared_experts) * m_.moe_ffn_hidden, 1);
+    }
+    for (int n = 0; n < 2 * (m_.layernorm ? 2 : 1); ++n) v.push_back(h_);
+    return v;
+  }
+  std::vector<double> expert_tensors(int layer) const {
+    std::vector<double> v;
+    if (!m_.is_moe_layer(layer)) return v;
+    for (int e = 0; e < m_.experts / p_.ep; ++e) {
+      v.push_back(h_ * m_.moe_ffn_hidden * gated_);
+      v.push_back(m_.moe_ffn_hidden * h_);
+    }
+    return v;
+  }
+  // One tensor fetched as DeepSpeed's 2021 ZeRO-3 did (DeepSpeed PR 1188):
+  // the device synchronised first (the kernels, the gathers and the
+  // gradient reductions in flight all finish), the host's launch cost, the
+  // all-gather the next kernel waits for, and a copy of the gathered tensor
+  // out of the flat buffer.
+  void blocking_gather(const std::optional<CollectiveSpec>& group, double elements) {
+    if (!group || elements <= 0.0) return;
+    std::vector<std::uint32_t> deps = gate_;
+    for (std::size_t i = synced_; i < outstanding_.size(); ++i) {
+      if (outstanding_[i] != WorkGraph::kNone) deps.push_back(outstanding_[i]);
+    }
+    synced_ = outstanding_.size();
+    if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
+    Kernel host;
+    host.time_ps = kBlockingFetchHostPs;
+    const std::uint32_t launched[1] = {node(WorkNodeKind::kCpu, g_.add_kernel(host), deps, LlmComm::kDp)};
+    collective(group, CollectiveOp::kAllGather, elements * bpe_, LlmComm::kDp, true, launched);
+    memory_bound(KernelKind::kCopy, 2.0 * elements, elements, 1.0);
+  }
+  void blocking_layer_params(int layer) {
+    for (double e : dense_tensors(layer)) blocking_gather(dp_, e);
+    for (double e : expert_tensors(layer)) blocking_gather(edp_, e);
   }
   // ZeRO-3: a layer's parameters gathered before each use, one layer ahead:
   // layer i's gather was issued when layer `i` - 1 started (the first one's
@@ -550,6 +629,10 @@ class Builder {
     const int layer = layer_index(chunk, i);
     if (p_.zero < 3) {
       gather_for_use(slot(chunk, i), dense_params(layer), expert_params(layer));
+      return;
+    }
+    if (blocking_fetch()) {
+      blocking_layer_params(layer);
       return;
     }
     auto issue = [&](int j) -> std::array<std::uint32_t, 2> {
@@ -572,6 +655,11 @@ class Builder {
         gate(n);
         n = WorkGraph::kNone;
       }
+      return;
+    }
+    if (blocking_fetch()) {
+      blocking_gather(dp_, dense);
+      blocking_gather(edp_, expert);
       return;
     }
     gate(collective(dp_, CollectiveOp::kAllGather, dense * bpe_, LlmComm::kDp, false));
@@ -724,6 +812,7 @@ class Builder {
     deferred_.clear();
     for (std::uint32_t n : outstanding_) gate(n);
     outstanding_.clear();
+    synced_ = 0;
     const double shard = dense_shard + expert_shard;
     compute(desc(KernelKind::kOptimizer, 10.0 * shard, 30.0 * shard, shard, 1.0), 1.0);
     if (p_.zero == 0 || p_.zero == 3) {
@@ -788,6 +877,7 @@ class Builder {
   std::uint32_t last_compute_ = WorkGraph::kNone;
   std::vector<std::uint32_t> gate_;
   std::vector<std::uint32_t> outstanding_;
+  std::size_t synced_ = 0;  // blocking fetch: outstanding_[0, synced_) are done at the last device sync
   std::vector<std::pair<double, double>> deferred_;  // gradient reductions after the whole backward
   // Per layer (then the embedding, the head): the gathers of its dense and
   // expert parameters the next forward waits for.

@@ -92,7 +92,7 @@ double layer_activation_bytes(const TransformerShape& m, const ParallelPlan& p, 
   double outside = (4.0 * beta + 2.0) * tokens * h;
   // Inside them, split over tp: Q, K, V and the output projection's input ...
   double inside = beta * tokens * (2.0 * m.q_width() + 2.0 * kv_width(m));
-  if (attention == AttentionKernel::kFused) {
+  if (attention != AttentionKernel::kUnfused) {
     // ... and fused attention's fp32 softmax statistics (log-sum-exp) per
     // head and query; recomputation changes nothing here.
     inside += 4.0 * m.heads * tokens;

@@ -20,8 +20,10 @@ constexpr std::array<std::pair<PipeSchedule, std::string_view>, 3> kSchedules = 
     {{PipeSchedule::k1F1B, "1f1b"}, {PipeSchedule::kInterleaved, "interleaved"}, {PipeSchedule::kGpipe, "gpipe"}}};
 constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute = {
     {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
-constexpr std::array<std::pair<AttentionKernel, std::string_view>, 2> kAttention = {
-    {{AttentionKernel::kFused, "fused"}, {AttentionKernel::kUnfused, "unfused"}}};
+constexpr std::array<std::pair<AttentionKernel, std::string_view>, 3> kAttention = {
+    {{AttentionKernel::kFused, "fused"}, {AttentionKernel::kUnfused, "unfused"}, {AttentionKernel::kFa2, "fa2"}}};
+constexpr std::array<std::pair<Zero3Fetch, std::string_view>, 2> kZero3Fetch = {
+    {{Zero3Fetch::kPrefetch, "prefetch"}, {Zero3Fetch::kBlocking, "blocking"}}};
 
 template <typename E, std::size_t N>
 std::vector<std::string> names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
@@ -133,6 +135,11 @@ std::vector<std::string> attention_kernel_names() { return names_of(kAttention);
 AttentionKernel parse_attention_kernel(const std::string& flag, const std::string& text) {
   return parse_of(kAttention, flag, text, "attention kernel");
 }
+std::string_view to_string(Zero3Fetch f) { return name_of(kZero3Fetch, f); }
+std::vector<std::string> zero3_fetch_names() { return names_of(kZero3Fetch); }
+Zero3Fetch parse_zero3_fetch(const std::string& flag, const std::string& text) {
+  return parse_of(kZero3Fetch, flag, text, "ZeRO-3 parameter fetch");
+}
 
 void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus) {
   const auto bad = [](const std::string& what) { throw InputError("parallel plan: " + what); };
@@ -173,9 +180,12 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
         n(m.seq) + ")");
   }
   if (p.cp > 1 && p.attention == AttentionKernel::kUnfused) {
-    bad("--cp " + n(p.cp) + " needs --attention fused (context parallelism runs on fused attention)");
+    bad("--cp " + n(p.cp) + " needs --attention fused or fa2 (context parallelism runs on fused attention)");
   }
   if (p.zero < 0 || p.zero > 3) bad("--zero must be 0, 1, 2 or 3, got " + n(p.zero));
+  if (p.zero3_fetch != Zero3Fetch::kPrefetch && p.zero != 3) {
+    bad("--zero3-fetch " + std::string(to_string(p.zero3_fetch)) + " applies to --zero 3 (got --zero " + n(p.zero) + ")");
+  }
   if (p.overlap_param_gather && (p.zero == 0 || p.zero == 3)) {
     bad("--overlap-param-gather applies to --zero 1 or 2 (ZeRO " + n(p.zero) + " gathers no parameters after the step)");
   }
@@ -312,6 +322,7 @@ std::string describe_plan(const ParallelPlan& p, int layers) {
   if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.zero > 0) s += fmt::format(", ZeRO {}", p.zero);
+  if (p.zero3_fetch == Zero3Fetch::kBlocking) s += " (blocking per-tensor parameter fetch)";
   if (p.pp > 1) {
     s += fmt::format(", {}", to_string(p.schedule));
     if (p.virtual_stages > 1) s += fmt::format(" x{}", p.virtual_stages);

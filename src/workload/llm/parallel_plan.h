@@ -21,14 +21,28 @@ struct TransformerShape;
 
 enum class PipeSchedule { k1F1B, kInterleaved, kGpipe };
 // How attention runs: fused (FlashAttention: scores never leave the chip;
-// it keeps the output and fp32 softmax statistics) or unfused (Megatron-LM
-// before FlashAttention: score GEMMs, then softmax and dropout over the
-// b x a x s x s scores in HBM, which it keeps for backward).
-enum class AttentionKernel { kFused, kUnfused };
+// it keeps the output and fp32 softmax statistics; the architecture's own
+// kernel: FlashAttention-2 on Ampere, -3 on Hopper, cuDNN's on Blackwell),
+// fa2 (fused, by FlashAttention-2 whatever the GPU: Hopper runs its
+// Ampere-generation kernel, as stacks did before FlashAttention-3) or
+// unfused (Megatron-LM before FlashAttention: score GEMMs, then softmax and
+// dropout over the b x a x s x s scores in HBM, which it keeps for
+// backward).
+enum class AttentionKernel { kFused, kUnfused, kFa2 };
 std::string_view to_string(AttentionKernel a);
 std::vector<std::string> attention_kernel_names();
 AttentionKernel parse_attention_kernel(const std::string& flag, const std::string& text);
 enum class Recompute { kNone, kSelective, kFull };
+// How ZeRO-3 fetches a layer's parameters: prefetch (one all-gather per
+// layer, issued a layer ahead so it runs under the compute: PyTorch FSDP,
+// DeepSpeed since 2022, MaxText) or blocking (DeepSpeed ZeRO-3 as of 2021:
+// one all-gather per parameter tensor, each after the device is
+// synchronised, so no gather or gradient reduction runs under a kernel;
+// gradients all-reduced in the training precision).
+enum class Zero3Fetch { kPrefetch, kBlocking };
+std::string_view to_string(Zero3Fetch f);
+std::vector<std::string> zero3_fetch_names();
+Zero3Fetch parse_zero3_fetch(const std::string& flag, const std::string& text);
 std::string_view to_string(PipeSchedule s);
 std::string_view to_string(Recompute r);
 std::vector<std::string> pipe_schedule_names();
@@ -51,6 +65,7 @@ struct ParallelPlan {
   int virtual_stages = 1;  // interleaved: model chunks per pipeline stage
   Recompute recompute = Recompute::kNone;
   AttentionKernel attention = AttentionKernel::kFused;
+  Zero3Fetch zero3_fetch = Zero3Fetch::kPrefetch;  // with zero 3
   // Megatron-LM's --overlap-grad-reduce: data-parallel gradient reductions
   // start as the last micro-batch's backward produces them (else after the
   // whole backward); --overlap-param-gather: ZeRO's parameter gathers run

@@ -181,6 +181,8 @@ TransformerShape gpt_shape(const ModelOptions& opt) {
   m.seq = opt.gpt_seq;
   m.vocab = opt.gpt_vocab;
   m.default_batch = 8;
+  m.linear_bias = true;  // GPT-2/3 blocks
+  m.layernorm = true;
   return m;
 }
 

@@ -41,6 +41,13 @@ TransformerShape with_rope(TransformerShape m) {
   return m;
 }
 
+// GPT-2/3-style blocks: biases on the linear layers and LayerNorm.
+TransformerShape gpt_style(TransformerShape m) {
+  m.linear_bias = true;
+  m.layernorm = true;
+  return m;
+}
+
 TransformerShape with_head_dim(TransformerShape m, int head_dim) {
   m.head_dim = head_dim;
   return m;
@@ -65,8 +72,8 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
       // 12288, 96 heads, d_ff = 4 d_model, context 2048; as Megatron-LM
       // trains it (arXiv 2104.04473 section 5): vocabulary padded to 51,200,
       // GeLU, embeddings tied.
-      shape("gpt3-175b", "arXiv 2005.14165 Table 2.1; arXiv 2104.04473 section 5", 96, 12288, 96, 96, 49152, 2048,
-            51200, false, true),
+      gpt_style(shape("gpt3-175b", "arXiv 2005.14165 Table 2.1; arXiv 2104.04473 section 5", 96, 12288, 96, 96, 49152,
+                      2048, 51200, false, true)),
       // Llama 3 (arXiv 2407.21783 Table 3; Meta's config.json): SwiGLU,
       // 8 key/value heads, vocabulary 128,256, untied embeddings; sequence
       // 8,192, the pre-training length.
@@ -81,8 +88,8 @@ const std::vector<TransformerShape>& builtin_transformer_shapes() {
       // embeddings tied; vocabulary 250,680 tokens padded to 250,880 (the
       // config's vocab_size). ALiBi adds a bias to the scores (no
       // parameters, no GEMM), so it runs as GPT-3 does.
-      shape("bloom-176b", "arXiv 2211.05100 Table 3; bigscience/bloom config.json", 70, 14336, 112, 112, 57344, 2048,
-            250880, false, true),
+      gpt_style(shape("bloom-176b", "arXiv 2211.05100 Table 3; bigscience/bloom config.json", 70, 14336, 112, 112,
+                      57344, 2048, 250880, false, true)),
       // Qwen3-32B (arXiv 2505.09388 Table 1; Qwen/Qwen3-32B config.json):
       // 64 layers, hidden 5,120, 64 query heads of head_dim 128 (attention
       // 8,192 wide, wider than hidden), 8 key/value heads, SwiGLU of 25,600,
@@ -192,7 +199,7 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   yaml::check_map(root, path, "",
                   {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab", "activation",
                    "tied_embeddings", "head_dim", "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_every",
-                   "first_dense_layers", "rope"});
+                   "first_dense_layers", "rope", "linear_bias", "norm"});
   for (const char* k : {"layers", "hidden", "heads", "seq", "vocab"}) yaml::require(root, k, path, "");
   TransformerShape m;
   m.name = root["name"] ? yaml::scalar(root["name"], path, "name") : path;
@@ -235,6 +242,14 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   }
   if (root["tied_embeddings"]) m.tied_embeddings = boolean(root["tied_embeddings"], path, "tied_embeddings");
   if (root["rope"]) m.rope = boolean(root["rope"], path, "rope");
+  if (root["linear_bias"]) m.linear_bias = boolean(root["linear_bias"], path, "linear_bias");
+  if (root["norm"]) {
+    const std::string v = yaml::scalar(root["norm"], path, "norm");
+    if (v != "layernorm" && v != "rmsnorm") {
+      throw_input_error(path, yaml::line_of(root["norm"]), "norm", "must be layernorm or rmsnorm, got " + v);
+    }
+    m.layernorm = v == "layernorm";
+  }
   read_moe_keys(root, path, m);
   return m;
 }

@@ -40,6 +40,12 @@ struct TransformerShape {
   bool swiglu = false;          // gated MLP: three h x ffn GEMMs instead of two
   bool rope = false;            // rotary position embedding: queries and keys rotated by a fused kernel in each layer
   bool tied_embeddings = true;  // the LM head reuses the embedding matrix
+  // Parameter tensors besides the weight matrices (too small to count in
+  // parameters() or FLOPs, but each is a tensor a per-tensor ZeRO-3 fetch
+  // gathers on its own): biases on the four linear layers (GPT-2/3, BLOOM),
+  // and LayerNorm's weight and bias (else RMSNorm's weight only).
+  bool linear_bias = false;
+  bool layernorm = false;
   int default_batch = 1;        // sequences per NPU when the options give none
   // Mixture of experts (experts = 0: dense). A MoE layer's MLP is `experts`
   // routed experts of width moe_ffn_hidden, of which each token takes top_k,
@@ -58,6 +64,10 @@ struct TransformerShape {
   double q_width() const { return head_dim > 0 ? static_cast<double>(heads) * head_dim : static_cast<double>(hidden); }
   double kv_width() const { return static_cast<double>(kv_heads) * head_width(); }
   bool moe() const { return experts > 0; }
+  // A dense layer's parameter tensors as Megatron-LM holds them: the fused
+  // QKV, the output projection, the (fused gate and) up and the down
+  // matrices, their biases, and two norms.
+  int dense_layer_tensors() const { return 4 + (linear_bias ? 4 : 0) + 2 * (layernorm ? 2 : 1); }
   bool is_moe_layer(int layer) const { return moe() && layer >= first_dense_layers && layer % moe_every == 0; }
   int moe_layers() const;  // how many layers is_moe_layer
 
