@@ -126,6 +126,7 @@ struct TrainingRequest {
     std::string zero3_fetch;  // prefetch | blocking
     bool overlap_grad_reduce = false;
     bool overlap_param_gather = false;
+    bool tp_comm_overlap = false;
     bool allow_oom = false;
     // Also write the job as Chakra traces PREFIX.<rank>.et and
     // PREFIX.groups.json (workload/llm/llm_chakra.h).
@@ -134,7 +135,7 @@ struct TrainingRequest {
       return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || first_stage_layers ||
              last_stage_layers || embedding_in_split || loss_in_split || sequence_parallel ||
              !schedule.empty() || !recompute.empty() || !attention.empty() || !zero3_fetch.empty() || overlap_grad_reduce ||
-             overlap_param_gather || allow_oom || !chakra_out.empty();
+             overlap_param_gather || tp_comm_overlap || allow_oom || !chakra_out.empty();
     }
   } llm;
 };

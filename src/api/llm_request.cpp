@@ -70,6 +70,7 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, 
   if (!o.zero3_fetch.empty()) p.zero3_fetch = parse_zero3_fetch("--zero3-fetch", o.zero3_fetch);
   p.overlap_grad_reduce = o.overlap_grad_reduce;
   p.overlap_param_gather = o.overlap_param_gather;
+  p.tp_comm_overlap = o.tp_comm_overlap;
   // Megatron-Core runs MoE layers with tensor parallelism only with
   // sequence parallelism; the plan says when it is turned on for that.
   p.sequence_parallel = o.sequence_parallel || (m.moe() && p.tp > 1);

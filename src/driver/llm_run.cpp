@@ -73,7 +73,9 @@ class LlmRecorder final : public GraphObserver {
 // How many ranks a run simulates (docs/performance.md, "Symmetry"):
 //   one      a single stage on a symmetric platform: rank 0 stands for all
 //   stages   one rank per pipeline stage (its context-parallel ring with
-//            context parallelism, whose messages stay among them), each
+//            context parallelism, whose messages stay among them; with
+//            --tp-comm-overlap, the ring exchange's puts into its next
+//            tensor-parallel rank, which stands for the puts it receives), each
 //            group they are in run whole on its links; the groups of no
 //            representative are taken to run the same on links of their
 //            own, which holds on fabrics of switches, rails and full meshes
@@ -91,7 +93,7 @@ struct Mode {
 Mode choose_mode(const PlatformConfig& platform, const StagedJob& job, const LlmRunOptions& options) {
   if (options.full) return {Mode::kFull, ""};
   const ParallelPlan& p = job.plan();
-  if (p.pp == 1 && p.cp == 1 && asymmetry_reason(platform).empty()) {
+  if (p.pp == 1 && p.cp == 1 && !p.tp_comm_overlap && asymmetry_reason(platform).empty()) {
     const LlmRankGraph g0 = job.build(0, false);
     bool whole = true;
     for (std::uint32_t i = 0; i < g0.graph.size() && whole; ++i) {

@@ -25,10 +25,10 @@ namespace acesim {
 namespace {
 
 constexpr int kGpusPerNode = 8;
-constexpr std::array<const char*, 26> kColumns = {
-    "id",   "stack",   "platform",  "gpus",      "model", "seq",  "tp",      "pp",     "cp",        "ep",    "vp", "mbs", "gbs",
-    "sp",   "recompute", "zero",    "fetch",     "overlap", "precision", "attention", "first", "last", "account", "step_s",
-    "published", "where"};
+constexpr std::array<const char*, 27> kColumns = {
+    "id",   "stack",     "platform", "gpus",  "model",   "seq",       "tp",        "pp",    "cp",   "ep",      "vp",     "mbs",
+    "gbs",  "sp",        "recompute", "zero", "fetch",   "overlap",   "tpoverlap", "precision", "attention", "first", "last",
+    "account", "step_s", "published", "where"};
 
 class Fields {
  public:
@@ -91,6 +91,7 @@ LlmRunRow read_row(const Fields& f) {
   r.zero = f.integer("zero", 0);
   r.fetch = f.text("fetch");
   r.overlap = f.yes_no("overlap");
+  r.tp_comm_overlap = f.yes_no("tpoverlap");
   r.precision = f.text("precision");
   r.attention = f.text("attention");
   r.first = f.integer("first", 1, 0);
@@ -128,6 +129,7 @@ ParallelPlan plan_of(const LlmRunRow& r, const std::string& where) {
   if (!r.fetch.empty()) p.zero3_fetch = parse_zero3_fetch(where + ": fetch", r.fetch);
   p.overlap_grad_reduce = r.overlap && r.zero <= 1;  // ZeRO 2 reduces every micro-batch's gradients anyway
   p.overlap_param_gather = r.overlap && r.zero >= 1 && r.zero <= 2;
+  p.tp_comm_overlap = r.tp_comm_overlap;
   p.first_stage_layers = r.first;
   p.last_stage_layers = r.last;
   p.embedding_in_split = r.account;
@@ -244,6 +246,7 @@ std::string llm_runs_tables(const LlmRunsStudy& study) {
     plan += fmt::format(" dp {}, mbs {} gbs {}", r.dp, r.micro_batch, r.global_batch);
     if (r.zero > 0) plan += fmt::format(", zero {}", r.zero);
     if (!r.fetch.empty() && r.fetch != "prefetch") plan += fmt::format(" ({} fetch)", r.fetch);
+    if (r.tp_comm_overlap) plan += ", tp-comm-overlap";
     if (r.recompute != "none") plan += ", recompute " + r.recompute;
     if (r.first > 0 || r.last > 0) plan += fmt::format(", first {} last {}", r.first, r.last);
     if (r.account) plan += ", embedding and loss in the split";

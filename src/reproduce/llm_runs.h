@@ -20,7 +20,7 @@ struct LlmRunRow {
   long long gpus = 0;
   int seq = 0;  // 0: the model's
   int tp = 1, pp = 1, cp = 1, ep = 1, vp = 1, dp = 1, micro_batch = 1, global_batch = 0, zero = 0;
-  bool sequence_parallel = false, overlap = false, account = false;
+  bool sequence_parallel = false, overlap = false, account = false, tp_comm_overlap = false;
   std::string fetch;  // ZeRO-3 parameter fetch: prefetch | blocking (empty: prefetch)
   int first = 0, last = 0;
   std::string recompute, precision, attention;

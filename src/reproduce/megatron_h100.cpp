@@ -44,9 +44,11 @@ H100Row read_row(const std::vector<std::string>& f, const std::string& where) {
   r.global_batch = positive(f[6], where, "global_batch");
   if (f[7] != "yes" && f[7] != "no") throw InputError(where + ": sequence_parallel must be yes or no, got '" + f[7] + "'");
   r.sequence_parallel = f[7] == "yes";
-  r.step_s = data_number(f[8], where);
+  if (f[8] != "yes" && f[8] != "no") throw InputError(where + ": tp_comm_overlap must be yes or no, got '" + f[8] + "'");
+  r.tp_comm_overlap = f[8] == "yes";
+  r.step_s = data_number(f[9], where);
   if (!(r.step_s > 0.0)) throw InputError(where + ": step_s must be positive");
-  r.row = f[9];
+  r.row = f[10];
   const long long mp = static_cast<long long>(r.tp) * r.pp * r.cp;
   if (r.gpus % kGpusPerNode != 0 || r.gpus % mp != 0) {
     throw InputError(fmt::format("{}: {} GPUs are not whole nodes of {} split into tp {} x pp {} x cp {}", where, r.gpus,
@@ -72,6 +74,7 @@ ParallelPlan plan_of(const H100Row& r) {
   p.attention = AttentionKernel::kFused;
   p.overlap_grad_reduce = true;
   p.overlap_param_gather = true;
+  p.tp_comm_overlap = r.tp_comm_overlap;
   return p;
 }
 
@@ -105,7 +108,7 @@ std::string ms(TimePs t) { return fmt::format("{:.0f}", static_cast<double>(t) /
 
 std::string megatron_h100_settings() {
   return fmt::format("--platform {} --nodes GPUs/{} --model NAME --tp t --pp p --cp c --dp GPUs/(t p c) --global-batch B "
-                     "--micro-batch 1 [--sequence-parallel] --schedule interleaved --virtual-stages v (1f1b where v = 1) "
+                     "--micro-batch 1 [--sequence-parallel] [--tp-comm-overlap] --schedule interleaved --virtual-stages v (1f1b where v = 1) "
                      "--zero 1 --overlap-grad-reduce --overlap-param-gather --recompute none --attention fused "
                      "--precision bf16 --iterations 2 --allow-oom",
                      kPreset, kGpusPerNode);
@@ -120,8 +123,8 @@ H100Study run_megatron_h100(const std::string& data_dir) {
   }
   for (const DataTable::Row& row : table.rows) {
     const std::string where = fmt::format("{}:{}", path, row.line);
-    if (row.fields.size() != 10) {
-      throw InputError(where + ": expected 10 fields (model,gpus,tp,pp,cp,vp,global_batch,sequence_parallel,step_s,row)");
+    if (row.fields.size() != 11) {
+      throw InputError(where + ": expected 11 fields (model,gpus,tp,pp,cp,vp,global_batch,sequence_parallel,tp_comm_overlap,step_s,row)");
     }
     H100Row r = read_row(row.fields, where);
     simulate(r, where);

@@ -22,6 +22,7 @@ struct H100Row {
   int tp = 1, pp = 1, cp = 1, vp = 1, dp = 1;
   int global_batch = 0;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;  // --tp-comm-overlap, as the run's configuration sets it
   double step_s = 0.0;  // measured seconds per step
   // What acesim gives.
   TimePs iteration_ps = 0;

@@ -52,6 +52,7 @@ struct Case {
   int tp, pp, dp, zero, global_batch;
   bool sequence_parallel;
   bool blocking_fetch = false;  // ZeRO 3 as DeepSpeed ran it in 2021: host launches on the CPU
+  bool tp_comm_overlap = false;  // ring-exchange puts, written with the receives the format pairs them with
 };
 
 ParallelPlan plan_of(const Case& c) {
@@ -63,6 +64,7 @@ ParallelPlan plan_of(const Case& c) {
   p.global_batch = c.global_batch;
   p.sequence_parallel = c.sequence_parallel;
   if (c.blocking_fetch) p.zero3_fetch = Zero3Fetch::kBlocking;
+  p.tp_comm_overlap = c.tp_comm_overlap;
   return p;
 }
 
@@ -125,7 +127,8 @@ INSTANTIATE_TEST_SUITE_P(Plans, LlmChakra,
                                            Case{"tp8_pp2_sp", 8, 2, 1, 0, 4, true},
                                            Case{"tp8_dp2_zero1", 8, 1, 2, 1, 4, false},
                                            Case{"tp4_dp4", 4, 1, 4, 0, 4, false},
-                                           Case{"tp2_dp8_zero3_blocking", 2, 1, 8, 3, 8, false, true}),
+                                           Case{"tp2_dp8_zero3_blocking", 2, 1, 8, 3, 8, false, true},
+                                           Case{"tp4_pp2_dp2_sp_tp_overlap", 4, 2, 2, 1, 8, true, false, true}),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 // Pipeline stages issue different tensor-parallel collectives over the

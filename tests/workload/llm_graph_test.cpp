@@ -206,6 +206,51 @@ TEST(LlmGraph, SequenceParallelBackwardGathersAsMegatronDoes) {
   EXPECT_EQ(count(g, coll(LlmComm::kTp, CollectiveOp::kAllGather, LlmPass::kBackward)), 2u * (4 * 4 + 2));
 }
 
+// --tp-comm-overlap (Transformer Engine's userbuffers): each layer's
+// sequence-parallel all-gathers become a ring exchange of tp - 1 puts of
+// one rank's shard to the next rank under tp GEMM chunks (forward: QKV and the
+// MLP's first GEMM; backward: the row-parallel GEMMs' input gradients), and
+// the row-parallel GEMMs' reduce-scatters four chunked ones; the FLOPs stay
+// the same.
+TEST(LlmGraph, TpCommOverlapRingsAndChunksTheLayersCollectives) {
+  const Topology topo = flat(4);
+  ParallelPlan p = plan(4, 1, 1, 1);
+  p.sequence_parallel = true;
+  const LlmJob plain(small(), p, topo, one_iteration());
+  p.tp_comm_overlap = true;
+  const LlmJob job(small(), p, topo, one_iteration());
+  const LlmRankGraph g = job.build(1), g0 = plain.build(1);
+  const double shard = kS / 4 * kH * kBpe;
+  for (const LlmPass pass : {LlmPass::kForward, LlmPass::kBackward}) {
+    SCOPED_TRACE(pass == LlmPass::kForward ? "forward" : "backward");
+    const auto sends = comm_bytes(g, msg(LlmComm::kTp, WorkNodeKind::kSend, pass));
+    EXPECT_EQ(sends.size(), 4u * 2 * 3);  // 4 layers, 2 ring exchanges, tp - 1 steps
+    all_of(sends, shard, "a shard a step");
+    EXPECT_EQ(count(g, msg(LlmComm::kTp, WorkNodeKind::kRecv, pass)), 0u);  // a put's landing is the mirror of the rank's own
+  }
+  // Forward: no all-gather left in the layers (the LM head's stays), and
+  // 4 layers x 2 GEMMs x 4 chunks of reduce-scatter (the embedding's stays
+  // whole).
+  EXPECT_EQ(count(g, coll(LlmComm::kTp, CollectiveOp::kAllGather, LlmPass::kForward)), 1u);
+  const auto rs = comm_bytes(g, coll(LlmComm::kTp, CollectiveOp::kReduceScatter, LlmPass::kForward));
+  ASSERT_EQ(rs.size(), 1u + 4 * 2 * 4);
+  EXPECT_DOUBLE_EQ(rs[0], kAct);
+  for (std::size_t i = 1; i < rs.size(); ++i) EXPECT_DOUBLE_EQ(rs[i], kAct / 4);
+  // Backward: the output gradients' all-gathers go into the rings; the
+  // column-parallel GEMMs' input all-gathers for their weight gradients
+  // (and the head's, the embedding's) stay.
+  EXPECT_EQ(count(g0, coll(LlmComm::kTp, CollectiveOp::kAllGather, LlmPass::kBackward)) -
+                count(g, coll(LlmComm::kTp, CollectiveOp::kAllGather, LlmPass::kBackward)),
+            4u * 2);
+  double flops = 0.0, flops0 = 0.0;
+  for (const auto& [graph, sum] : {std::pair{&g, &flops}, std::pair{&g0, &flops0}}) {
+    for (std::uint32_t n = 0; n < graph->graph.size(); ++n) {
+      if (graph->graph.node(n).kind == WorkNodeKind::kCompute) *sum += graph->graph.kernel(graph->graph.node(n).payload).flops;
+    }
+  }
+  EXPECT_NEAR(flops / flops0, 1.0, 1e-12);
+}
+
 // Full recomputation runs each layer's forward again before its backward,
 // its tensor-parallel collectives included.
 TEST(LlmGraph, FullRecomputationRepeatsTheForwardCollectives) {
@@ -563,6 +608,10 @@ TEST(LlmGraph, EstimatedNodesBoundTheBuiltGraphs) {
   cases.back().model.layernorm = true;
   cases.back().plan.zero = 3;
   cases.back().plan.zero3_fetch = Zero3Fetch::kBlocking;
+  cases.back().plan.recompute = Recompute::kFull;
+  cases.push_back({"tp 4, tp-comm-overlap, full recomputation", small(), plan(4, 1, 1, 2), 4});
+  cases.back().plan.sequence_parallel = true;
+  cases.back().plan.tp_comm_overlap = true;
   cases.back().plan.recompute = Recompute::kFull;
   cases.push_back({"pp 2 interleaved", small(true), plan(1, 2, 1, 4), 2});
   cases.back().plan.schedule = PipeSchedule::kInterleaved;

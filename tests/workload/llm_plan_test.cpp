@@ -192,6 +192,14 @@ TEST(LlmPlanChecks, OverlapFlagsOnlyWhereTheyApply) {
   expect_refused(p, dense, 8, {"--overlap-grad-reduce", "--zero 0 or 1", "ZeRO 2"});
   p.zero = 0;
   EXPECT_NO_THROW(check_plan(p, dense, 8));
+  // --tp-comm-overlap overlaps sequence parallelism's collectives.
+  p.zero = 0;
+  p.tp_comm_overlap = true;
+  expect_refused(p, dense, 8, {"--tp-comm-overlap needs --tp >= 2 and --sequence-parallel", "without --sequence-parallel"});
+  p.sequence_parallel = true;
+  EXPECT_NO_THROW(check_plan(p, dense, 8));
+  p.tp_comm_overlap = false;
+  p.sequence_parallel = false;
   // A blocking ZeRO-3 fetch needs ZeRO 3.
   p.overlap_grad_reduce = false;
   p.zero3_fetch = Zero3Fetch::kBlocking;

@@ -167,6 +167,41 @@ TEST(LlmRun, OneRankPerStageEqualsTheFullSimulation) {
   expect_stages_exact(hgx_h100(2), plan(8, 1, 2, 4), 1);
 }
 
+// --tp-comm-overlap: one rank per stage stands for its tensor-parallel
+// group (its ring exchange's puts mirror the ones it receives), the same
+// picoseconds as every rank; the overlap hides most of the
+// tensor-parallel time the plain plan exposes and shortens the step.
+TEST(LlmRun, TpCommOverlapRunsTheTensorGroupWholeAndHidesItsCollectives) {
+  ParallelPlan o = plan(4, 2, 2, 8);
+  o.sequence_parallel = true;
+  o.tp_comm_overlap = true;
+  expect_stages_exact(hgx_h100(2), o, 2);
+  ParallelPlan one = plan(8, 1, 2, 4);
+  one.sequence_parallel = true;
+  one.tp_comm_overlap = true;
+  expect_stages_exact(hgx_h100(2), one, 1);
+  // At a 70B model's widths (hidden 8192, MLP 28672, 8k tokens), where
+  // each shard is worth overlapping.
+  const PlatformConfig p = hgx_h100(1);
+  const Topology topo(p.dims);
+  TransformerShape wide = small(2);
+  wide.hidden = 8192;
+  wide.heads = 64;
+  wide.kv_heads = 8;
+  wide.ffn_hidden = 28672;
+  wide.seq = 8192;
+  one.dp = 1;
+  one.global_batch = 1;
+  ParallelPlan plain = one;
+  plain.tp_comm_overlap = false;
+  const LlmReport with = run_llm(p, LlmJob(wide, one, topo));
+  const LlmReport without = run_llm(p, LlmJob(wide, plain, topo));
+  const auto tp = static_cast<std::size_t>(LlmComm::kTp);
+  EXPECT_LT(with.exposed_ps[tp], without.exposed_ps[tp] / 2);
+  EXPECT_LT(with.iteration_ps, without.iteration_ps);
+  EXPECT_GT(with.compute_ps, without.compute_ps);  // chunked GEMMs, beside the reduce-scatters' SMs
+}
+
 // A pipeline of 4 stages, 2 layers each, on a switch so fast that messages
 // take no time; the ideal executor (communication costs the compute
 // nothing). A vocabulary of 128 keeps the LM head's stage as fast as the

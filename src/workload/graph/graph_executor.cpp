@@ -198,6 +198,9 @@ void GraphExecutor::wake(Rank r) {
 }
 
 void GraphExecutor::comm_begin(Rank r, std::uint32_t dims) {
+  // A rank without state (a mirrored put's destination, outside the ranks
+  // simulated) keeps no communication account.
+  if (slot_[static_cast<std::size_t>(r)] < 0) return;
   RankState& rs = rank(r);
   for (std::size_t d = 0; d < rs.dim_in_flight.size(); ++d) {
     if ((dims >> d & 1u) != 0 && rs.dim_in_flight[d]++ == 0) rs.dim_since[d] = sim_.now();
@@ -206,6 +209,7 @@ void GraphExecutor::comm_begin(Rank r, std::uint32_t dims) {
 }
 
 void GraphExecutor::comm_end(Rank r, std::uint32_t dims) {
+  if (slot_[static_cast<std::size_t>(r)] < 0) return;
   RankState& rs = rank(r);
   for (std::size_t d = 0; d < rs.dim_in_flight.size(); ++d) {
     if ((dims >> d & 1u) != 0 && --rs.dim_in_flight[d] == 0) rs.dim_busy[d] += sim_.now() - rs.dim_since[d];
@@ -312,8 +316,10 @@ void GraphExecutor::issue_send(Rank r, std::uint32_t node) {
   const auto idx = static_cast<std::uint32_t>(transfers_.size());
   transfers_.push_back(Transfer{r, dst, node, -1, bytes, false, sim_.now(), 0});
   const MessageKey key{r, dst, m.tag};
-  auto w = waiting_recvs_.find(key);
-  if (w != waiting_recvs_.end() && !w->second.empty()) {
+  auto w = m.mirrored ? waiting_recvs_.end() : waiting_recvs_.find(key);
+  if (m.mirrored) {
+    // No receive will claim it.
+  } else if (w != waiting_recvs_.end() && !w->second.empty()) {
     transfers_[idx].recv_node = w->second.front().first;
     transfers_[idx].posted = w->second.front().second;
     w->second.pop_front();

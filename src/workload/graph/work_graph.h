@@ -56,6 +56,10 @@ struct MessageSpec {
   Rank peer = 0;  // destination of a send, source of a receive
   std::int64_t tag = 0;
   double bytes = 0.0;
+  // A put no receive node waits for: among ranks that run alike, what a
+  // rank receives is the mirror of what it sends (a ring exchange), so its
+  // send's end stands for both.
+  bool mirrored = false;
 };
 
 struct GraphNode {

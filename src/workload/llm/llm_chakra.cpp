@@ -172,9 +172,13 @@ chakra::Node convert(const LlmRankGraph& g, std::uint32_t i, Rank r, const NpuCo
   return n;
 }
 
-// Rank r's trace: its graph node for node, then the iteration markers.
-chakra::Trace rank_trace(const LlmRankGraph& g, Rank r, int iterations, const NpuConfig& npu, GroupNames& groups,
-                         const Topology& topo) {
+// Rank r's trace: its graph node for node, then the iteration markers, then
+// a receive for each mirrored put (a tensor-parallel ring exchange's): the
+// trace format pairs every send with a receive, so r receives from
+// `put_source` (the rank whose puts land in r) what it puts into its next
+// rank, as a node nothing waits for.
+chakra::Trace rank_trace(const LlmRankGraph& g, Rank r, Rank put_source, int iterations, const NpuConfig& npu,
+                         GroupNames& groups, const Topology& topo) {
   const WorkGraph& wg = g.graph;
   const std::uint32_t n = wg.size();
   chakra::Trace t;
@@ -205,6 +209,20 @@ chakra::Trace rank_trace(const LlmRankGraph& g, Rank r, int iterations, const Np
   for (std::uint32_t i = 0; i < n; ++i) {
     if (entry[i] && iteration(i) > 0) t.nodes[i].ctrl_deps.push_back(n + static_cast<std::uint64_t>(iteration(i)));
   }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const GraphNode& gn = wg.node(i);
+    if (gn.kind != WorkNodeKind::kSend || !wg.message(gn.payload).mirrored) continue;
+    chakra::Node rv = t.nodes[i];
+    rv.id = t.nodes.size();
+    rv.type = NodeType::kCommRecv;
+    rv.comm_src = put_source;
+    rv.comm_dst = r;
+    rv.name = node_name(g.tags[i], fmt::format("{} recv from {}", to_string(g.tags[i].comm), put_source));
+    rv.data_deps.clear();
+    rv.ctrl_deps.clear();
+    if (iteration(i) > 0) rv.ctrl_deps.push_back(n + static_cast<std::uint64_t>(iteration(i)));
+    t.nodes.push_back(std::move(rv));
+  }
   return t;
 }
 
@@ -227,7 +245,10 @@ ChakraExportSummary export_llm_chakra(const LlmJob& job, const Topology& topo, c
   const int iterations = job.options().iterations;
   for (Rank r = 0; r < ranks; ++r) {
     const LlmRankGraph g = job.build(r);
-    chakra::Trace t = rank_trace(g, r, iterations, npu, groups, topo);
+    const std::vector<Rank> tp = job.layout().tp_group(r);
+    const auto me = static_cast<std::size_t>(std::find(tp.begin(), tp.end(), r) - tp.begin());
+    const Rank put_source = tp[(me + tp.size() - 1) % tp.size()];
+    chakra::Trace t = rank_trace(g, r, put_source, iterations, npu, groups, topo);
     s.nodes += static_cast<long long>(t.nodes.size());
     chakra::write_trace_file(t, fmt::format("{}.{}.et", prefix, r));
   }

@@ -50,6 +50,12 @@ std::string_view to_string(LlmPass p) {
 
 namespace {
 
+// --tp-comm-overlap: the chunks a row-parallel GEMM is split into, each
+// reduce-scattered while the next computes (Transformer Engine's
+// "pipeline" overlap for proj_fprop and fc2_fprop, num_splits 4 in its
+// default configuration and NeMo's).
+constexpr int kTpOverlapSplits = 4;
+
 // The plan, once check_plan has passed it (the layer split needs a valid one).
 const ParallelPlan& checked_plan(const ParallelPlan& plan, const TransformerShape& shape, const Topology& topo) {
   check_plan(plan, shape, topo.num_npus());
@@ -89,7 +95,11 @@ double LlmJob::nodes_per_layer() const {
     const double tensors = shape_.dense_layer_tensors() + (shape_.moe() ? 5.0 + 2.0 * shape_.experts / plan_.ep : 0.0);
     fetch = 2.0 * 3.0 * tensors;
   }
-  return base + fetch + 3.0 * (plan_.cp - 1) * attention_passes();
+  // --tp-comm-overlap: per pass (forward, recomputed forward, backward)
+  // two ring exchanges of tp GEMM chunks with a send and a receive each,
+  // and two row-parallel GEMMs of four chunks and reduce-scatters.
+  const double overlap = plan_.tp_comm_overlap ? 3.0 * (2.0 * 3.0 * plan_.tp + 2.0 * 2.0 * kTpOverlapSplits) : 0.0;
+  return base + fetch + overlap + 3.0 * (plan_.cp - 1) * attention_passes();
 }
 
 double LlmJob::padded_vocab() const {
@@ -144,6 +154,7 @@ std::optional<CollectiveSpec> llm_group_spec(const std::vector<Rank>& ranks, con
 namespace {
 
 constexpr std::int64_t kCpTagBase = std::int64_t{1} << 40;
+constexpr std::int64_t kTpTagBase = std::int64_t{2} << 40;
 // Gradients are reduced as Megatron-LM keeps them: fp32 main gradients
 // (bf16 training accumulates and all-reduces gradients in fp32).
 constexpr double kGradBytes = 4.0;
@@ -183,6 +194,9 @@ class Builder {
     const auto me = static_cast<int>(std::find(cp.begin(), cp.end(), r) - cp.begin());
     cp_next_ = cp[static_cast<std::size_t>((me + 1) % p_.cp)];
     cp_prev_ = cp[static_cast<std::size_t>((me + p_.cp - 1) % p_.cp)];
+    const std::vector<Rank> tp = l.tp_group(r);
+    const auto tme = static_cast<int>(std::find(tp.begin(), tp.end(), r) - tp.begin());
+    tp_next_ = tp[static_cast<std::size_t>((tme + 1) % p_.tp)];
     // Each chunk's layers take slots after the stage's earlier chunks'.
     int slots = 0;
     for (int c = 0; c < p_.virtual_stages; ++c) {
@@ -311,6 +325,60 @@ class Builder {
     collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
                tokens_ * h_ * bpe_, LlmComm::kTp, true);
   }
+  bool tp_overlap() const { return p_.tp_comm_overlap && p_.sequence_parallel && p_.tp > 1; }
+  // A column-parallel GEMM (m = tokens rows, `weights` elements) on the
+  // sequence-parallel all-gather of its input (or, in backward, a
+  // row-parallel one's input gradient on the gathered output gradient).
+  // With --tp-comm-overlap, Transformer Engine's ring exchange: tp steps,
+  // each computing the rows of one rank's shard while the shard received
+  // last goes on to the next rank; else the all-gather, then the GEMM.
+  // Every rank of the group puts a shard into its next one's buffer at
+  // each step (userbuffers' copy-engine puts), so a rank's shard from its
+  // previous one lands when its own put does: the ranks are alike, and a
+  // step waits for the rank's own put. The receiving side needs no node,
+  // and a run can follow one rank of the group (the others' puts into it
+  // are its own, mirrored).
+  void gathered_gemm(double flops, double weights, double m, double n, double k) {
+    if (!tp_overlap()) {
+      tp_enter();
+      gemm(flops, weights + m * (n + k), m, n, k);
+      return;
+    }
+    const double shard = sp_tokens_ * h_ * bpe_, rows = m / t_;
+    std::uint32_t have = last_compute_;  // the shard a step computes on: its own first
+    for (int j = 0; j < p_.tp; ++j) {
+      std::uint32_t next = WorkGraph::kNone;
+      if (j + 1 < p_.tp) {
+        const std::uint32_t deps[1] = {have};
+        MessageSpec put{tp_next_, kTpTagBase + tp_tag_++, shard};
+        put.mirrored = true;
+        next = node(WorkNodeKind::kSend, g_.add_message(put), have == WorkGraph::kNone ? std::span<const std::uint32_t>{} : deps,
+                    LlmComm::kTp);
+      }
+      if (j > 0) gate(have);
+      gemm(flops / t_, weights + rows * (n + k), rows, n, k);
+      have = next;
+    }
+  }
+  // A row-parallel GEMM, then the reduce-scatter (all-reduce without
+  // sequence parallelism) of its output; with --tp-comm-overlap in
+  // kTpOverlapSplits row chunks, each reduce-scattered on the executor's
+  // units while the next chunk computes beside it.
+  void scattered_gemm(double flops, double weights, double m, double n, double k) {
+    if (!tp_overlap()) {
+      gemm(flops, weights + m * (n + k), m, n, k);
+      tp_leave();
+      return;
+    }
+    const double rows = m / kTpOverlapSplits;
+    std::array<std::uint32_t, kTpOverlapSplits> scattered{};
+    for (int c = 0; c < kTpOverlapSplits; ++c) {
+      gemm(flops / kTpOverlapSplits, weights + rows * (n + k), rows, n, k);
+      scattered[static_cast<std::size_t>(c)] =
+          collective(tp_, CollectiveOp::kReduceScatter, tokens_ * h_ * bpe_ / kTpOverlapSplits, LlmComm::kTp, false);
+    }
+    for (std::uint32_t s : scattered) gate(s);
+  }
 
   // ---- one transformer layer ----
   double attention_flops() const { return 2.0 * tokens_ * m_.seq * q_ / t_; }  // causal: half of 4 (s/cp) s q
@@ -386,24 +454,18 @@ class Builder {
   }
   void attention_forward() {
     norm(4.0);  // residual add and norm
-    tp_enter();
-    gemm(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_ + tokens_ * h_ + tokens_ * (q_ + 2.0 * kv_) / t_,
-         tokens_, (q_ + 2.0 * kv_) / t_, h_);
+    gathered_gemm(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_, tokens_, (q_ + 2.0 * kv_) / t_, h_);
     rope();
     attention_core(false);
     cast(tokens_, q_ / t_, false);
-    gemm(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_ + tokens_ * q_ / t_ + tokens_ * h_, tokens_, h_, q_ / t_);
-    tp_leave();
+    scattered_gemm(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_, tokens_, h_, q_ / t_);
   }
   void dense_mlp_forward(double width) {
     norm(4.0);
-    tp_enter();
-    gemm(2.0 * tokens_ * h_ * width * gated_ / t_, h_ * width * gated_ / t_ + tokens_ * h_ + tokens_ * width * gated_ / t_,
-         tokens_, width * gated_ / t_, h_);
+    gathered_gemm(2.0 * tokens_ * h_ * width * gated_ / t_, h_ * width * gated_ / t_, tokens_, width * gated_ / t_, h_);
     memory_bound(KernelKind::kActivation, tokens_ * width * (gated_ + 1.0) / t_, tokens_, width / t_);  // activation (and gate product)
     cast(tokens_, width / t_, false);
-    gemm(2.0 * tokens_ * width * h_ / t_, width * h_ / t_ + tokens_ * width / t_ + tokens_ * h_, tokens_, h_, width / t_);
-    tp_leave();
+    scattered_gemm(2.0 * tokens_ * width * h_ / t_, width * h_ / t_, tokens_, h_, width / t_);
   }
   // Routed experts: each rank routes its sequence-parallel share of tokens
   // (expert tensor parallelism 1), top_k copies each, to the ranks holding
@@ -455,6 +517,21 @@ class Builder {
     gemm(flops, weights + out + in, g.rows, g.in_width, g.out_width, g.batch);  // input gradient
     gemm(flops, in + out + weights, g.in_width, g.out_width, g.rows, g.batch);  // weight gradient
   }
+  // A row-parallel GEMM's backward: its output gradient all-gathered
+  // (sequence parallel), then both gradients; with --tp-comm-overlap the
+  // input gradient runs shard by shard under the ring exchange
+  // (Transformer Engine's proj_dgrad and fc2_dgrad), the weight gradient
+  // after it on the whole gradient.
+  void gathered_gemm_backward(double flops, double weights, double in, double out, GemmShape g) {
+    if (!tp_overlap()) {
+      tp_backward_enter();
+      gemm_backward(flops, weights, in, out, g);
+      return;
+    }
+    cast(g.rows, g.out_width, true);
+    gathered_gemm(flops, weights, g.rows, g.in_width, g.out_width);      // input gradient
+    gemm(flops, in + out + weights, g.in_width, g.out_width, g.rows);  // weight gradient
+  }
   // A column-parallel GEMM at a block's entry, as Megatron-LM runs its
   // backward (LinearWithGradAccumulationAndAsyncCommunication): with
   // sequence parallelism its input is all-gathered again for the weight
@@ -482,15 +559,13 @@ class Builder {
       moe_backward();
     } else {
       const double f = m_.ffn_hidden;
-      tp_backward_enter();
-      gemm_backward(2.0 * tokens_ * f * h_ / t_, f * h_ / t_, tokens_ * f / t_, tokens_ * h_, {tokens_, f / t_, h_});
+      gathered_gemm_backward(2.0 * tokens_ * f * h_ / t_, f * h_ / t_, tokens_ * f / t_, tokens_ * h_, {tokens_, f / t_, h_});
       memory_bound(KernelKind::kActivation, 2.0 * tokens_ * f * (gated_ + 1.0) / t_, tokens_, f / t_);
       column_backward(2.0 * tokens_ * h_ * f * gated_ / t_, h_ * f * gated_ / t_, tokens_ * h_, tokens_ * f * gated_ / t_,
                       {tokens_, h_, f * gated_ / t_});
       norm(6.0);  // norm backward
     }
-    tp_backward_enter();
-    gemm_backward(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_, tokens_ * q_ / t_, tokens_ * h_, {tokens_, q_ / t_, h_});
+    gathered_gemm_backward(2.0 * tokens_ * q_ * h_ / t_, q_ * h_ / t_, tokens_ * q_ / t_, tokens_ * h_, {tokens_, q_ / t_, h_});
     attention_core(true);
     rope();
     column_backward(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_, tokens_ * h_,
@@ -870,6 +945,8 @@ class Builder {
   std::optional<CollectiveSpec> tp_, dp_, edp_, ep_, emb_;
   Rank cp_next_ = 0, cp_prev_ = 0;
   std::int64_t cp_tag_ = 0;
+  Rank tp_next_ = 0;
+  std::int64_t tp_tag_ = 0;
   int iter_ = 0;
   LlmPass pass_ = LlmPass::kForward;
   int chunk_ = 0;

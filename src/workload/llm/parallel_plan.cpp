@@ -183,6 +183,10 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
     bad("--cp " + n(p.cp) + " needs --attention fused or fa2 (context parallelism runs on fused attention)");
   }
   if (p.zero < 0 || p.zero > 3) bad("--zero must be 0, 1, 2 or 3, got " + n(p.zero));
+  if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel)) {
+    bad("--tp-comm-overlap needs --tp >= 2 and --sequence-parallel (it overlaps sequence parallelism's all-gathers and "
+        "reduce-scatters; got --tp " + n(p.tp) + (p.sequence_parallel ? "" : " without --sequence-parallel") + ")");
+  }
   if (p.zero3_fetch != Zero3Fetch::kPrefetch && p.zero != 3) {
     bad("--zero3-fetch " + std::string(to_string(p.zero3_fetch)) + " applies to --zero 3 (got --zero " + n(p.zero) + ")");
   }
@@ -339,6 +343,7 @@ std::string describe_plan(const ParallelPlan& p, int layers) {
   if (p.attention != AttentionKernel::kFused) s += fmt::format(", {} attention", to_string(p.attention));
   if (p.overlap_grad_reduce) s += ", overlapped gradient reduction";
   if (p.overlap_param_gather) s += ", overlapped parameter gather";
+  if (p.tp_comm_overlap) s += ", tensor-parallel communication overlap";
   s += fmt::format(", {} micro-batch{} of {} per replica", p.micro_batches(), p.micro_batches() == 1 ? "" : "es",
                    p.micro_batch);
   return s;

@@ -72,6 +72,12 @@ struct ParallelPlan {
   // under the next forward (else before it).
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  // Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers,
+  // with sequence parallelism): each transformer layer's sequence-parallel
+  // all-gathers run as a ring exchange under the column-parallel GEMM's
+  // chunks, and the reduce-scatters after the row-parallel GEMMs in four
+  // chunks pipelined with them.
+  bool tp_comm_overlap = false;
   // Uneven pipeline stages, as Megatron-LM splits them (layer_split below):
   // --decoder-first-pipeline-num-layers and
   // --decoder-last-pipeline-num-layers (0: not given), or
