@@ -21,6 +21,7 @@ void register_builtin_presets(PresetRegistry& registry) {
   add(registry, "default", "64 NPUs in a 4x4x4 torus of the ACE paper's era (the default platform)");
   add(registry, "ace-isca21", "the ACE paper's evaluated setting, reconstructed (docs/reproduction.md)");
   add(registry, "hgx-a100", "HGX A100 nodes (1; --nodes N): NVLink 3 through NVSwitch, one 200 Gb/s NIC per GPU on rails");
+  add(registry, "hgx-a100-40gb", "HGX A100 nodes with the 40 GB GPU (HBM2, 1,555 GB/s); otherwise as hgx-a100");
   add(registry, "hgx-h100", "HGX H100 nodes (1; --nodes N): NVLink 4 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
   add(registry, "hgx-h200", "HGX H200 nodes (1; --nodes N): NVLink 4 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
   add(registry, "hgx-b200", "HGX B200 nodes (1; --nodes N): NVLink 5 through NVSwitch, one 400 Gb/s NIC per GPU on rails");

@@ -17,7 +17,7 @@ namespace {
 
 class Nodes : public acesim::test::CliTest {};
 
-const std::vector<std::string> kNodePresets = {"hgx-a100", "hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72"};
+const std::vector<std::string> kNodePresets = {"hgx-a100", "hgx-a100-40gb", "hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72"};
 
 // NVLink at the data rate NCCL's topology assigns a link (src/graph/topo.h:
 // 20.0, 20.6, 40.1 GB/s per Ampere, Hopper, Blackwell link), NICs at line rate.
@@ -30,6 +30,7 @@ TEST(NodePresets, EachHasANodeDimensionAndNcclsLinkRates) {
     double nic;
   };
   for (const Want& w : std::vector<Want>{{"hgx-a100", 8, 12 * 20.0, 25},
+                                         {"hgx-a100-40gb", 8, 12 * 20.0, 25},
                                          {"hgx-h100", 8, 18 * 20.6, 50},
                                          {"hgx-h200", 8, 18 * 20.6, 50},
                                          {"hgx-b200", 8, 18 * 40.1, 50},

@@ -43,6 +43,12 @@ TEST(ComputeModel, PresetsNameTheirArchitecture) {
   EXPECT_EQ(preset_npu("hgx-a100").compute_units, 108);
   EXPECT_EQ(preset_npu("hgx-h100").compute_units, 132);
   EXPECT_EQ(preset_npu("hgx-b200").compute_units, 148);
+  // The A100 40GB: the same SMs and clock, HBM2 at 1,555 GB/s, 40 GB.
+  EXPECT_EQ(preset_npu("hgx-a100-40gb").arch, "ampere");
+  EXPECT_EQ(preset_npu("hgx-a100-40gb").gpu, "a100-sxm-40gb");
+  EXPECT_EQ(preset_npu("hgx-a100-40gb").compute_units, 108);
+  EXPECT_DOUBLE_EQ(preset_npu("hgx-a100-40gb").hbm_GBps, 1555);
+  EXPECT_DOUBLE_EQ(preset_npu("hgx-a100-40gb").hbm_capacity_GB, 40);
 }
 
 // One wave exactly: 12 x 11 tiles of 128 x 256 on H100's 132 SMs. No

@@ -103,7 +103,7 @@ TEST(LlmRuns, EachRowStaysWithinItsBound) {
       {"foundry-mpt-3b-h100-8-fp8-seq8192", 0.514},  // +50.9%
       {"foundry-mpt-70b-a100-64", 0.106},  // +10.1%
       {"foundry-mpt-7b-a100-8", 0.164},  // +15.9%
-      {"foundry-mpt-70b-a100-40gb-128", 0.181},  // +17.6%
+      {"foundry-mpt-70b-a100-40gb-128", 0.170},  // +16.5%
       {"mds-bloom-176b-384", 0.299},  // +29.4%
       {"zero3-gpt3-175b-384", 0.284},  // +27.9%
       {"zero3-gpt3-175b-768", 0.635},  // +63.0%
