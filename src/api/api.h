@@ -124,6 +124,7 @@ struct TrainingRequest {
     std::string recompute;  // none | selective | full
     std::string attention;  // fused | unfused
     std::string zero3_fetch;  // prefetch | blocking
+    std::string reshard_after_forward;  // default | always | never
     bool overlap_grad_reduce = false;
     bool overlap_param_gather = false;
     bool tp_comm_overlap = false;
@@ -134,7 +135,7 @@ struct TrainingRequest {
     bool given() const {
       return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || first_stage_layers ||
              last_stage_layers || embedding_in_split || loss_in_split || sequence_parallel ||
-             !schedule.empty() || !recompute.empty() || !attention.empty() || !zero3_fetch.empty() || overlap_grad_reduce ||
+             !schedule.empty() || !recompute.empty() || !attention.empty() || !zero3_fetch.empty() || !reshard_after_forward.empty() || overlap_grad_reduce ||
              overlap_param_gather || tp_comm_overlap || allow_oom || !chakra_out.empty();
     }
   } llm;

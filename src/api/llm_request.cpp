@@ -68,6 +68,9 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, 
   if (!o.recompute.empty()) p.recompute = parse_recompute("--recompute", o.recompute);
   if (!o.attention.empty()) p.attention = parse_attention_kernel("--attention", o.attention);
   if (!o.zero3_fetch.empty()) p.zero3_fetch = parse_zero3_fetch("--zero3-fetch", o.zero3_fetch);
+  if (!o.reshard_after_forward.empty()) {
+    p.reshard_after_forward = parse_reshard_after_forward("--reshard-after-forward", o.reshard_after_forward);
+  }
   p.overlap_grad_reduce = o.overlap_grad_reduce;
   p.overlap_param_gather = o.overlap_param_gather;
   p.tp_comm_overlap = o.tp_comm_overlap;

@@ -131,6 +131,10 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
       ->check(non_empty())->group(group);
   c->add_flag("--overlap-grad-reduce", l.overlap_grad_reduce, "reduce gradients during the last micro-batch's backward (Megatron-LM's flag)")->group(group);
   c->add_flag("--overlap-param-gather", l.overlap_param_gather, "with --zero 1/2: gather parameters under the next forward (Megatron-LM's flag)")->group(group);
+  c->add_option("--reshard-after-forward", l.reshard_after_forward,
+                "with --zero 3: " + join_names(reshard_after_forward_names()) +
+                    " (PyTorch FSDP2's reshard_after_forward as torchtitan names it; default always: gathered again for the backward)")
+      ->check(non_empty())->group(group);
   c->add_flag("--tp-comm-overlap", l.tp_comm_overlap,
               "with --sequence-parallel: pipeline each layer's tensor-parallel all-gathers and reduce-scatters with its GEMMs "
               "(Megatron-Core's flag, Transformer Engine's userbuffers)")

@@ -15,6 +15,7 @@
 
 #include "support.h"
 #include "workload/llm/llm_graph.h"
+#include "workload/llm/memory.h"
 #include "workload/models/models.h"
 
 namespace acesim {
@@ -494,6 +495,32 @@ TEST(LlmGraph, BlockingZero3FetchGathersEachTensorAfterADeviceSync) {
     }
     EXPECT_EQ(copies, gathers.size());
   }
+}
+
+// FSDP2's reshard_after_forward (--reshard-after-forward): always gathers a
+// layer's parameters for its forward and again for its backward; never
+// keeps them, so only the forwards gather (the layers and the embedding
+// and head: 6 per micro-batch), and the memory holds the stage's whole
+// parameters.
+TEST(LlmGraph, ReshardAfterForwardNeverGathersOnlyForTheForward) {
+  const Topology topo = flat(4);
+  ParallelPlan p = plan(1, 1, 4, 8);  // 2 micro-batches
+  p.zero = 3;
+  const auto gathers = [&](ReshardAfterForward r, LlmPass pass) {
+    ParallelPlan q = p;
+    q.reshard_after_forward = r;
+    return count(LlmJob(small(), q, topo, one_iteration()).build(1), coll(LlmComm::kDp, CollectiveOp::kAllGather, pass));
+  };
+  EXPECT_EQ(gathers(ReshardAfterForward::kAlways, LlmPass::kForward), 2u * 6);
+  EXPECT_EQ(gathers(ReshardAfterForward::kAlways, LlmPass::kBackward), 2u * 5);
+  EXPECT_EQ(gathers(ReshardAfterForward::kNever, LlmPass::kForward), 2u * 6);
+  EXPECT_EQ(gathers(ReshardAfterForward::kNever, LlmPass::kBackward), 0u);
+  ParallelPlan q = p;
+  q.reshard_after_forward = ReshardAfterForward::kNever;
+  const MemoryBreakdown kept = memory_per_gpu(small(), q, 0);
+  const MemoryBreakdown freed = memory_per_gpu(small(), p, 0);
+  EXPECT_DOUBLE_EQ(kept.weights_bytes, 4.0 * freed.weights_bytes);  // whole, not a quarter
+  EXPECT_DOUBLE_EQ(kept.gradients_bytes, freed.gradients_bytes);
 }
 
 TEST(LlmGraph, DataParallelGradientsAreTheLayersParameters) {

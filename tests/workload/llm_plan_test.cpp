@@ -200,6 +200,10 @@ TEST(LlmPlanChecks, OverlapFlagsOnlyWhereTheyApply) {
   EXPECT_NO_THROW(check_plan(p, dense, 8));
   p.tp_comm_overlap = false;
   p.sequence_parallel = false;
+  // FSDP's reshard choice needs ZeRO 3 with the prefetching fetch.
+  p.reshard_after_forward = ReshardAfterForward::kNever;
+  expect_refused(p, dense, 8, {"--reshard-after-forward never applies to --zero 3 with --zero3-fetch prefetch", "got --zero 0"});
+  p.reshard_after_forward = ReshardAfterForward::kAlways;
   // A blocking ZeRO-3 fetch needs ZeRO 3.
   p.overlap_grad_reduce = false;
   p.zero3_fetch = Zero3Fetch::kBlocking;

@@ -637,6 +637,9 @@ class Builder {
     outstanding_.push_back(collective(edp_, op, expert * bytes, LlmComm::kDp, false));
   }
   bool blocking_fetch() const { return p_.zero == 3 && p_.zero3_fetch == Zero3Fetch::kBlocking; }
+  // ZeRO 3 that keeps each layer's gathered parameters from its forward to
+  // its backward (FSDP2's reshard_after_forward false): no backward gathers.
+  bool keeps_params() const { return p_.zero == 3 && !blocking_fetch() && !p_.reshards_after_forward(); }
   // A layer's parameter tensors (elements on this rank before sharding), as
   // Megatron-LM's GPT holds them: dense ones (gathered over dp) and routed
   // experts' (over the expert data-parallel group).
@@ -819,14 +822,14 @@ class Builder {
     receive_from(next_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk), op);
     if (last_chunk(op.chunk)) {
       const double head = m_.tied_embeddings && p_.pp == 1 ? 0.0 : embedding_params();
-      gather_for_use(head_slot(), head, 0.0);
+      if (!keeps_params()) gather_for_use(head_slot(), head, 0.0);
       lm_head_backward();
       if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(head, 0.0, last_mb);
     }
     for (int i = chunk_layers(op.chunk) - 1; i >= 0; --i) {
       const int layer = layer_index(op.chunk, i);
       layer_ = layer;
-      layer_params(op.chunk, i, i - 1);
+      if (!keeps_params()) layer_params(op.chunk, i, i - 1);
       recompute(layer);
       pass_ = LlmPass::kBackward;
       layer_backward(layer);

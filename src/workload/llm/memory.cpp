@@ -146,8 +146,14 @@ MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p,
   // Whole experts: every tensor-, context- and data-parallel rank holding the
   // same ones shares their states (RankLayout::expert_dp_group).
   const double d_expert = static_cast<double>(p.tp) * p.cp * p.dp / p.ep;
-  const BytesPerParameter dense = bytes_per_parameter(p.zero, d_dense, bytes_per_element);
-  const BytesPerParameter expert = bytes_per_parameter(p.zero, d_expert, bytes_per_element);
+  BytesPerParameter dense = bytes_per_parameter(p.zero, d_dense, bytes_per_element);
+  BytesPerParameter expert = bytes_per_parameter(p.zero, d_expert, bytes_per_element);
+  if (p.zero == 3 && p.zero3_fetch == Zero3Fetch::kPrefetch && !p.reshards_after_forward()) {
+    // Kept from the forward to the backward: at the peak (the last
+    // micro-batch's forward done) every layer's parameters are whole.
+    dense.weights = bytes_per_element;
+    expert.weights = bytes_per_element;
+  }
   r.weights_bytes = params.dense * dense.weights + params.expert * expert.weights;
   r.gradients_bytes = params.dense * dense.gradients + params.expert * expert.gradients;
   r.optimizer_bytes = params.dense * dense.optimizer + params.expert * expert.optimizer;

@@ -24,6 +24,8 @@ constexpr std::array<std::pair<AttentionKernel, std::string_view>, 3> kAttention
     {{AttentionKernel::kFused, "fused"}, {AttentionKernel::kUnfused, "unfused"}, {AttentionKernel::kFa2, "fa2"}}};
 constexpr std::array<std::pair<Zero3Fetch, std::string_view>, 2> kZero3Fetch = {
     {{Zero3Fetch::kPrefetch, "prefetch"}, {Zero3Fetch::kBlocking, "blocking"}}};
+constexpr std::array<std::pair<ReshardAfterForward, std::string_view>, 2> kReshard = {
+    {{ReshardAfterForward::kAlways, "always"}, {ReshardAfterForward::kNever, "never"}}};
 
 template <typename E, std::size_t N>
 std::vector<std::string> names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
@@ -141,6 +143,12 @@ Zero3Fetch parse_zero3_fetch(const std::string& flag, const std::string& text) {
   return parse_of(kZero3Fetch, flag, text, "ZeRO-3 parameter fetch");
 }
 
+std::string_view to_string(ReshardAfterForward r) { return name_of(kReshard, r); }
+std::vector<std::string> reshard_after_forward_names() { return names_of(kReshard); }
+ReshardAfterForward parse_reshard_after_forward(const std::string& flag, const std::string& text) {
+  return parse_of(kReshard, flag, text, "reshard-after-forward choice");
+}
+
 void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus) {
   const auto bad = [](const std::string& what) { throw InputError("parallel plan: " + what); };
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.ep < 1 || p.cp < 1) {
@@ -186,6 +194,12 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
   if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel)) {
     bad("--tp-comm-overlap needs --tp >= 2 and --sequence-parallel (it overlaps sequence parallelism's all-gathers and "
         "reduce-scatters; got --tp " + n(p.tp) + (p.sequence_parallel ? "" : " without --sequence-parallel") + ")");
+  }
+  if (p.reshard_after_forward != ReshardAfterForward::kAlways &&
+      (p.zero != 3 || p.zero3_fetch != Zero3Fetch::kPrefetch)) {
+    bad("--reshard-after-forward " + std::string(to_string(p.reshard_after_forward)) +
+        " applies to --zero 3 with --zero3-fetch prefetch (FSDP's; got --zero " + n(p.zero) +
+        (p.zero == 3 ? ", --zero3-fetch " + std::string(to_string(p.zero3_fetch)) : std::string()) + ")");
   }
   if (p.zero3_fetch != Zero3Fetch::kPrefetch && p.zero != 3) {
     bad("--zero3-fetch " + std::string(to_string(p.zero3_fetch)) + " applies to --zero 3 (got --zero " + n(p.zero) + ")");
@@ -327,6 +341,9 @@ std::string describe_plan(const ParallelPlan& p, int layers) {
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.zero > 0) s += fmt::format(", ZeRO {}", p.zero);
   if (p.zero3_fetch == Zero3Fetch::kBlocking) s += " (blocking per-tensor parameter fetch)";
+  if (p.zero == 3 && p.zero3_fetch == Zero3Fetch::kPrefetch && !p.reshards_after_forward()) {
+    s += " (parameters kept from forward to backward)";
+  }
   if (p.pp > 1) {
     s += fmt::format(", {}", to_string(p.schedule));
     if (p.virtual_stages > 1) s += fmt::format(" x{}", p.virtual_stages);

@@ -43,6 +43,17 @@ enum class Zero3Fetch { kPrefetch, kBlocking };
 std::string_view to_string(Zero3Fetch f);
 std::vector<std::string> zero3_fetch_names();
 Zero3Fetch parse_zero3_fetch(const std::string& flag, const std::string& text);
+// PyTorch FSDP2's reshard_after_forward, as torchtitan names its choices
+// (--parallelism.fsdp_reshard_after_forward): always (free each layer's
+// gathered parameters after its forward and gather them again for its
+// backward; acesim's ZeRO 3 without the option) or never (keep them from
+// the forward to the backward: no backward gathers, the stage's whole
+// parameters held meanwhile). torchtitan's own default is never with
+// pipeline parallelism, else always.
+enum class ReshardAfterForward { kAlways, kNever };
+std::string_view to_string(ReshardAfterForward r);
+std::vector<std::string> reshard_after_forward_names();
+ReshardAfterForward parse_reshard_after_forward(const std::string& flag, const std::string& text);
 std::string_view to_string(PipeSchedule s);
 std::string_view to_string(Recompute r);
 std::vector<std::string> pipe_schedule_names();
@@ -66,6 +77,10 @@ struct ParallelPlan {
   Recompute recompute = Recompute::kNone;
   AttentionKernel attention = AttentionKernel::kFused;
   Zero3Fetch zero3_fetch = Zero3Fetch::kPrefetch;  // with zero 3
+  ReshardAfterForward reshard_after_forward = ReshardAfterForward::kAlways;  // with zero 3
+  // ZeRO 3 frees a layer's gathered parameters after its forward (and
+  // gathers them again for its backward).
+  bool reshards_after_forward() const { return reshard_after_forward == ReshardAfterForward::kAlways; }
   // Megatron-LM's --overlap-grad-reduce: data-parallel gradient reductions
   // start as the last micro-batch's backward produces them (else after the
   // whole backward); --overlap-param-gather: ZeRO's parameter gathers run
