@@ -96,8 +96,9 @@ double LlmJob::nodes_per_layer() const {
     fetch = 2.0 * 3.0 * tensors;
   }
   // --tp-comm-overlap: per pass (forward, recomputed forward, backward)
-  // two ring exchanges of tp GEMM chunks with a send and a receive each,
-  // and two row-parallel GEMMs of four chunks and reduce-scatters.
+  // two ring exchanges of tp GEMM chunks with a put each (nodes counted
+  // with room to spare), and two row-parallel GEMMs of four chunks and
+  // reduce-scatters.
   const double overlap = plan_.tp_comm_overlap ? 3.0 * (2.0 * 3.0 * plan_.tp + 2.0 * 2.0 * kTpOverlapSplits) : 0.0;
   return base + fetch + overlap + 3.0 * (plan_.cp - 1) * attention_passes();
 }
