@@ -124,7 +124,7 @@ struct TrainingRequest {
     std::string recompute;  // none | selective | full
     std::string attention;  // fused | unfused
     std::string zero3_fetch;  // prefetch | blocking
-    std::string reshard_after_forward;  // default | always | never
+    std::string reshard_after_forward;  // always | never
     bool overlap_grad_reduce = false;
     bool overlap_param_gather = false;
     bool tp_comm_overlap = false;

@@ -316,14 +316,13 @@ void GraphExecutor::issue_send(Rank r, std::uint32_t node) {
   const auto idx = static_cast<std::uint32_t>(transfers_.size());
   transfers_.push_back(Transfer{r, dst, node, -1, bytes, false, sim_.now(), 0});
   const MessageKey key{r, dst, m.tag};
+  // A mirrored put: no receive will claim it, so it waits for none.
   auto w = m.mirrored ? waiting_recvs_.end() : waiting_recvs_.find(key);
-  if (m.mirrored) {
-    // No receive will claim it.
-  } else if (w != waiting_recvs_.end() && !w->second.empty()) {
+  if (w != waiting_recvs_.end() && !w->second.empty()) {
     transfers_[idx].recv_node = w->second.front().first;
     transfers_[idx].posted = w->second.front().second;
     w->second.pop_front();
-  } else {
+  } else if (!m.mirrored) {
     unmatched_sends_[key].push_back(idx);
   }
   const std::uint32_t route = route_dims(r, dst);

@@ -638,22 +638,17 @@ class Builder {
     outstanding_.push_back(collective(edp_, op, expert * bytes, LlmComm::kDp, false));
   }
   bool blocking_fetch() const { return p_.zero == 3 && p_.zero3_fetch == Zero3Fetch::kBlocking; }
-  // ZeRO 3 that keeps each layer's gathered parameters from its forward to
-  // its backward (FSDP2's reshard_after_forward false): no backward gathers.
-  bool keeps_params() const { return p_.zero == 3 && !blocking_fetch() && !p_.reshards_after_forward(); }
   // A layer's parameter tensors (elements on this rank before sharding), as
   // Megatron-LM's GPT holds them: dense ones (gathered over dp) and routed
   // experts' (over the expert data-parallel group).
   std::vector<double> dense_tensors(int layer) const {
     std::vector<double> v = {h_ * (q_ + 2.0 * kv_) / t_, q_ * h_ / t_};
-    const auto add_mlp = [&](double width, double copies) {
-      for (int c = 0; c < static_cast<int>(copies); ++c) {
-        v.push_back(h_ * width * gated_ / t_);
-        v.push_back(width * h_ / t_);
-        if (m_.linear_bias) {
-          v.push_back(width * gated_ / t_);
-          v.push_back(h_);
-        }
+    const auto add_mlp = [&](double width) {
+      v.push_back(h_ * width * gated_ / t_);
+      v.push_back(width * h_ / t_);
+      if (m_.linear_bias) {
+        v.push_back(width * gated_ / t_);
+        v.push_back(h_);
       }
     };
     if (m_.linear_bias) {
@@ -661,10 +656,10 @@ class Builder {
       v.push_back(h_);
     }
     if (!m_.is_moe_layer(layer)) {
-      add_mlp(m_.ffn_hidden, 1);
+      add_mlp(m_.ffn_hidden);
     } else {
       v.push_back(h_ * m_.experts);  // router
-      if (m_.shared_experts > 0) add_mlp(static_cast<double>(m_.shared_experts) * m_.moe_ffn_hidden, 1);
+      if (m_.shared_experts > 0) add_mlp(static_cast<double>(m_.shared_experts) * m_.moe_ffn_hidden);
     }
     for (int n = 0; n < 2 * (m_.layernorm ? 2 : 1); ++n) v.push_back(h_);
     return v;
@@ -823,14 +818,14 @@ class Builder {
     receive_from(next_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk), op);
     if (last_chunk(op.chunk)) {
       const double head = m_.tied_embeddings && p_.pp == 1 ? 0.0 : embedding_params();
-      if (!keeps_params()) gather_for_use(head_slot(), head, 0.0);
+      if (!p_.zero3_keeps_params()) gather_for_use(head_slot(), head, 0.0);
       lm_head_backward();
       if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(head, 0.0, last_mb);
     }
     for (int i = chunk_layers(op.chunk) - 1; i >= 0; --i) {
       const int layer = layer_index(op.chunk, i);
       layer_ = layer;
-      if (!keeps_params()) layer_params(op.chunk, i, i - 1);
+      if (!p_.zero3_keeps_params()) layer_params(op.chunk, i, i - 1);
       recompute(layer);
       pass_ = LlmPass::kBackward;
       layer_backward(layer);

@@ -148,7 +148,7 @@ MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p,
   const double d_expert = static_cast<double>(p.tp) * p.cp * p.dp / p.ep;
   BytesPerParameter dense = bytes_per_parameter(p.zero, d_dense, bytes_per_element);
   BytesPerParameter expert = bytes_per_parameter(p.zero, d_expert, bytes_per_element);
-  if (p.zero == 3 && p.zero3_fetch == Zero3Fetch::kPrefetch && !p.reshards_after_forward()) {
+  if (p.zero3_keeps_params()) {
     // Kept from the forward to the backward: at the peak (the last
     // micro-batch's forward done) every layer's parameters are whole.
     dense.weights = bytes_per_element;

@@ -341,7 +341,7 @@ std::string describe_plan(const ParallelPlan& p, int layers) {
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.zero > 0) s += fmt::format(", ZeRO {}", p.zero);
   if (p.zero3_fetch == Zero3Fetch::kBlocking) s += " (blocking per-tensor parameter fetch)";
-  if (p.zero == 3 && p.zero3_fetch == Zero3Fetch::kPrefetch && !p.reshards_after_forward()) {
+  if (p.zero3_keeps_params()) {
     s += " (parameters kept from forward to backward)";
   }
   if (p.pp > 1) {

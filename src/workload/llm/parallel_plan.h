@@ -78,9 +78,11 @@ struct ParallelPlan {
   AttentionKernel attention = AttentionKernel::kFused;
   Zero3Fetch zero3_fetch = Zero3Fetch::kPrefetch;  // with zero 3
   ReshardAfterForward reshard_after_forward = ReshardAfterForward::kAlways;  // with zero 3
-  // ZeRO 3 frees a layer's gathered parameters after its forward (and
-  // gathers them again for its backward).
-  bool reshards_after_forward() const { return reshard_after_forward == ReshardAfterForward::kAlways; }
+  // ZeRO 3 (prefetching) that keeps each layer's gathered parameters from
+  // its forward to its backward: no backward gathers, weights whole.
+  bool zero3_keeps_params() const {
+    return zero == 3 && zero3_fetch == Zero3Fetch::kPrefetch && reshard_after_forward == ReshardAfterForward::kNever;
+  }
   // Megatron-LM's --overlap-grad-reduce: data-parallel gradient reductions
   // start as the last micro-batch's backward produces them (else after the
   // whole backward); --overlap-param-gather: ZeRO's parameter gathers run
