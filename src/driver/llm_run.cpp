@@ -170,11 +170,18 @@ LlmStageReport analyse_stage(const LlmRankGraph& g, const LlmRecorder& rec, std:
     }
   }
   const std::vector<Timing>& t = rec.timings(fi);
+  const bool kinds = !g.kernel_kinds.empty();
+  if (kinds) s.compute_by_kind_ps.assign(kKernelKinds, 0);
   TimePs prev_end = 0;
   for (std::uint32_t c = 0; c < wg.size(); ++c) {
     if (wg.node(c).kind != WorkNodeKind::kCompute || t[c].start >= w1) continue;
     add_idle(s, g, rec, fi, me, parents, c, std::max(prev_end, w0), std::min(t[c].start, w1));
-    s.compute_ps += std::max<TimePs>(0, std::min(t[c].end, w1) - std::max(t[c].start, w0));
+    const TimePs busy = std::max<TimePs>(0, std::min(t[c].end, w1) - std::max(t[c].start, w0));
+    s.compute_ps += busy;
+    if (kinds) {
+      const std::uint32_t k = wg.node(c).payload;
+      if (k < g.kernel_kinds.size() && g.kernel_kinds[k]) s.compute_by_kind_ps[static_cast<std::size_t>(*g.kernel_kinds[k])] += busy;
+    }
     prev_end = t[c].end;
   }
   // The iteration ends when the step's communication does (parameter
@@ -228,6 +235,13 @@ void summarise(LlmReport& rep, const PlatformConfig& platform, const StagedJob& 
   rep.other_idle_ps = mean(rep.other_idle_ps);
   rep.stage_iteration_ps = mean(rep.stage_iteration_ps);
   for (TimePs& v : rep.exposed_ps) v = mean(v);
+  if (std::all_of(rep.stages.begin(), rep.stages.end(), [](const LlmStageReport& s) { return !s.compute_by_kind_ps.empty(); })) {
+    rep.compute_by_kind_ps.assign(kKernelKinds, 0);
+    for (const LlmStageReport& s : rep.stages) {
+      for (int k = 0; k < kKernelKinds; ++k) rep.compute_by_kind_ps[static_cast<std::size_t>(k)] += s.compute_by_kind_ps[static_cast<std::size_t>(k)];
+    }
+    for (TimePs& v : rep.compute_by_kind_ps) v = mean(v);
+  }
   rep.model_flops_per_gpu = job.model_flops_per_gpu();
   rep.model_flops_no_recompute_per_gpu = job.model_flops_no_recompute_per_gpu();
   if (rep.iteration_ps > 0 && rep.model_flops_per_gpu > 0.0) {

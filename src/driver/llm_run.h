@@ -40,6 +40,9 @@ struct LlmStageReport {
   TimePs bubble_ps = 0;
   TimePs exposed_ps[kLlmCommKinds] = {};  // by LlmComm
   TimePs other_idle_ps = 0;               // idle for none of those
+  // The compute time by KernelKind; empty where the workload does not say
+  // what its kernels are.
+  std::vector<TimePs> compute_by_kind_ps;
   std::optional<MemoryBreakdown> memory;  // per GPU of the stage; none: not modelled
 };
 
@@ -80,6 +83,7 @@ struct LlmReport {
   TimePs pipeline_bubble_ps = 0;
   TimePs exposed_ps[kLlmCommKinds] = {};
   TimePs other_idle_ps = 0;
+  std::vector<TimePs> compute_by_kind_ps;  // by KernelKind, as the stages'; empty: not known
   std::vector<LlmStageReport> stages;
   std::optional<MemoryBreakdown> memory;  // the stage that needs most; none: not modelled
   double hbm_capacity_GB = 0.0;  // 0: unknown

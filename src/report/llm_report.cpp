@@ -1,6 +1,7 @@
 // LLM training reports (llm_report.h).
 #include "report/llm_report.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -35,6 +36,24 @@ std::string format_kernel_sources(const LlmReport& r) {
   return out + "\n";
 }
 
+std::string format_compute_by_kind(const LlmReport& r) {
+  if (r.compute_by_kind_ps.empty()) return {};
+  std::vector<int> kinds;
+  for (int k = 0; k < kKernelKinds; ++k) {
+    if (r.compute_by_kind_ps[static_cast<std::size_t>(k)] > 0) kinds.push_back(k);
+  }
+  // Largest first; the kinds' order breaks ties.
+  std::stable_sort(kinds.begin(), kinds.end(), [&r](int a, int b) {
+    return r.compute_by_kind_ps[static_cast<std::size_t>(a)] > r.compute_by_kind_ps[static_cast<std::size_t>(b)];
+  });
+  std::string out;
+  for (int k : kinds) {
+    const TimePs t = r.compute_by_kind_ps[static_cast<std::size_t>(k)];
+    out += fmt::format("  {:<20}{:>12.3f} ms  {:>6} of compute\n", to_string(static_cast<KernelKind>(k)), ms(t), pct(t, r.compute_ps));
+  }
+  return out;
+}
+
 std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
   std::string out;
   out += fmt::format("# acesim run: {} on {} GPUs: {}\n", r.model, r.npus, r.plan);
@@ -57,6 +76,7 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
                        pct(exposed(r.exposed_ps, k), it));
   }
   out += fmt::format("other idle            {:>12.3f} ms  {:>6}\n", ms(r.other_idle_ps), pct(r.other_idle_ps, it));
+  out += format_compute_by_kind(r);
   out += fmt::format("memory per GPU        {}\n",
                      r.memory ? format_memory(*r.memory, r.hbm_capacity_GB) : std::string("not modelled (the workload gives none)"));
   out += "\n# per pipeline stage (its first rank), measured iteration, ms; memory per GPU, GB\n";
@@ -120,6 +140,14 @@ nlohmann::json memory_json(const LlmReport& r) {
           {"fits", r.fits}};
 }
 
+// Compute time by kernel kind, or null where the workload does not say.
+nlohmann::json by_kind_json(const std::vector<TimePs>& by_kind) {
+  if (by_kind.empty()) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (int k = 0; k < kKernelKinds; ++k) out[std::string(to_string(static_cast<KernelKind>(k)))] = ns(by_kind[static_cast<std::size_t>(k)]);
+  return out;
+}
+
 nlohmann::json llm_json(const LlmReport& r) {
   nlohmann::json exposed_ns = nlohmann::json::object();
   for (LlmComm k : kKinds) exposed_ns[std::string(to_string(k))] = ns(exposed(r.exposed_ps, k));
@@ -134,6 +162,7 @@ nlohmann::json llm_json(const LlmReport& r) {
                       {"pipeline_bubble_ns", ns(s.bubble_ps)},
                       {"exposed_comm_ns", e},
                       {"other_idle_ns", ns(s.other_idle_ps)},
+                      {"compute_by_kernel_ns", by_kind_json(s.compute_by_kind_ps)},
                       {"memory_per_gpu_bytes", s.memory ? nlohmann::json(s.memory->total_bytes()) : nlohmann::json(nullptr)}});
   }
   std::vector<double> ends;
@@ -159,6 +188,7 @@ nlohmann::json llm_json(const LlmReport& r) {
           {"pipeline_bubble_ns", ns(r.pipeline_bubble_ps)},
           {"exposed_comm_ns", exposed_ns},
           {"other_idle_ns", ns(r.other_idle_ps)},
+          {"compute_by_kernel_ns", by_kind_json(r.compute_by_kind_ps)},
           {"stage_iteration_time_ns", ns(r.stage_iteration_ps)},
           {"memory_per_gpu_bytes", r.memory ? nlohmann::json(r.memory->total_bytes()) : nlohmann::json(nullptr)},
           {"memory", memory_json(r)},
@@ -192,6 +222,17 @@ void write_llm_csv(const LlmReport& r, const std::string& dir) {
     stages += row.text();
   }
   write_output_file((std::filesystem::path(dir) / "stages.csv").string(), stages, "--csv");
+  if (!r.compute_by_kind_ps.empty()) {
+    std::string kernels = "stage,rank,kind,compute_ns\n";
+    for (const LlmStageReport& s : r.stages) {
+      for (int k = 0; k < kKernelKinds; ++k) {
+        kernels += (CsvLine() << s.stage << s.rank << to_string(static_cast<KernelKind>(k))
+                              << ns(s.compute_by_kind_ps[static_cast<std::size_t>(k)]))
+                       .text();
+      }
+    }
+    write_output_file((std::filesystem::path(dir) / "kernels.csv").string(), kernels, "--csv");
+  }
   if (r.spans.empty()) return;
   std::string timeline = "stage,iteration,pass,chunk,micro_batch,layer,kind,what,begin_ns,end_ns\n";
   for (const LlmSpan& s : r.spans) {

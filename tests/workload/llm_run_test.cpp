@@ -61,7 +61,15 @@ void expect_stages_add_up(const LlmReport& r) {
     for (TimePs e : s.exposed_ps) sum += e;
     EXPECT_EQ(sum, s.iteration_ps) << "stage " << s.stage;
     EXPECT_GT(s.compute_ps, 0) << "stage " << s.stage;
+    // Every kernel of an LLM graph has a kind: the kinds add up to the
+    // compute.
+    ASSERT_EQ(s.compute_by_kind_ps.size(), static_cast<std::size_t>(kKernelKinds));
+    TimePs kinds = 0;
+    for (TimePs t : s.compute_by_kind_ps) kinds += t;
+    EXPECT_EQ(kinds, s.compute_ps) << "stage " << s.stage;
+    EXPECT_GT(s.compute_by_kind_ps[static_cast<std::size_t>(KernelKind::kGemm)], 0) << "stage " << s.stage;
   }
+  ASSERT_EQ(r.compute_by_kind_ps.size(), static_cast<std::size_t>(kKernelKinds));
 }
 
 // A plan whose every group is whole topology dimensions runs one rank for
@@ -314,6 +322,14 @@ TEST_F(LlmRunCli, JsonHasEveryKey) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   for (const char* k : {"tp", "pp", "dp", "ep", "cp"}) EXPECT_TRUE(j["exposed_comm_ns"].contains(k)) << k;
+  // Compute by kernel kind: every kind named, adding up to the compute.
+  ASSERT_TRUE(j["compute_by_kernel_ns"].is_object());
+  EXPECT_EQ(j["compute_by_kernel_ns"].size(), static_cast<std::size_t>(kKernelKinds));
+  double kinds = 0.0;
+  for (const auto& [kind, ns] : j["compute_by_kernel_ns"].items()) kinds += ns.get<double>();
+  EXPECT_NEAR(kinds, j["compute_ns"].get<double>(), 1e-3 * kKernelKinds);
+  EXPECT_GT(j["compute_by_kernel_ns"]["gemm"].get<double>(), j["compute_by_kernel_ns"]["norm"].get<double>());
+  EXPECT_TRUE(j["stages"][0]["compute_by_kernel_ns"].is_object());
   for (const char* k : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                         "micro_batches_in_flight", "hbm_capacity_bytes", "fits"}) {
     EXPECT_TRUE(j["memory"].contains(k)) << k;
@@ -349,6 +365,14 @@ TEST_F(LlmRunCli, CsvHasOneRowPerStageAndTheTraceOneProcessPerStage) {
   EXPECT_EQ(lines[0].rfind("stage,rank,iteration_time_ns,compute_ns,pipeline_bubble_ns,exposed_tp_ns", 0), 0u) << lines[0];
   EXPECT_EQ(lines[1].rfind("0,0,", 0), 0u) << lines[1];
   EXPECT_EQ(lines[2].rfind("1,4,", 0), 0u) << lines[2];
+  // kernels.csv: every kind for every stage.
+  std::istringstream kinds(test::slurp(std::filesystem::path(csv) / "kernels.csv"));
+  std::vector<std::string> kl;
+  for (std::string l; std::getline(kinds, l);) kl.push_back(l);
+  ASSERT_EQ(kl.size(), 1u + 2u * kKernelKinds);
+  EXPECT_EQ(kl[0], "stage,rank,kind,compute_ns");
+  EXPECT_EQ(kl[1].rfind("0,0,gemm,", 0), 0u) << kl[1];
+  EXPECT_EQ(kl[1 + kKernelKinds].rfind("1,4,gemm,", 0), 0u) << kl[1 + kKernelKinds];
   const nlohmann::json t = parse_json(test::slurp(trace));
   std::set<int> processes, with_compute;
   for (const nlohmann::json& e : t["traceEvents"]) {

@@ -255,7 +255,14 @@ class Builder {
     std::vector<std::uint32_t> deps = std::move(gate_);
     gate_.clear();
     if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
-    last_compute_ = node(WorkNodeKind::kCompute, g_.add_kernel(k), deps, LlmComm::kNone);
+    last_compute_ = node(WorkNodeKind::kCompute, kernel(k, d.kind), deps, LlmComm::kNone);
+  }
+  // The graph's kernel, its kind kept for the report's breakdown.
+  std::uint32_t kernel(const Kernel& k, std::optional<KernelKind> kind) {
+    const std::uint32_t id = g_.add_kernel(k);
+    out_.kernel_kinds.resize(id + 1);
+    out_.kernel_kinds[id] = kind;
+    return id;
   }
   static KernelDesc desc(KernelKind kind, double flops, double hbm_bytes, double m, double n, double k = 0.0, double batch = 1.0) {
     KernelDesc d;
@@ -688,7 +695,7 @@ class Builder {
     if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
     Kernel host;
     host.time_ps = kBlockingFetchHostPs;
-    const std::uint32_t launched[1] = {node(WorkNodeKind::kCpu, g_.add_kernel(host), deps, LlmComm::kDp)};
+    const std::uint32_t launched[1] = {node(WorkNodeKind::kCpu, kernel(host, std::nullopt), deps, LlmComm::kDp)};
     collective(group, CollectiveOp::kAllGather, elements * bpe_, LlmComm::kDp, true, launched);
     memory_bound(KernelKind::kCopy, 2.0 * elements, elements, 1.0);
   }

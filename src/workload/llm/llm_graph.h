@@ -76,6 +76,10 @@ struct LlmRankGraph {
   std::uint64_t kernels_measured = 0;
   std::uint64_t kernels_modelled = 0;
   std::uint64_t kernels_constant = 0;
+  // Per kernel of the graph (its payload), what kind of kernel it is; none
+  // for host work and for builders that do not say (then the report has no
+  // compute breakdown by kind).
+  std::vector<std::optional<KernelKind>> kernel_kinds;
 };
 
 struct LlmOptions {
