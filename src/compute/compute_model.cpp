@@ -27,12 +27,13 @@ ShapeModel::ShapeModel(const NpuConfig& npu)
       peak_flops_(npu.peak_flops()),
       hbm_Bps_(npu.hbm_GBps * 1e9),
       clock_scale_(npu.sustained_clock_ratio() > 0.0 ? npu.sustained_clock_ratio() : 1.0),
-      fp8_(npu.fp8) {}
+      fp8_(npu.fp8),
+      gpu_(npu.gpu) {}
 
 double ShapeModel::sm_flops(Dtype dtype) const {
-  const bool fp8 = dtype == Dtype::kFp8 && fp8_ && arch_.gemm_efficiency_fp8 > 0.0;
+  const bool fp8 = dtype == Dtype::kFp8 && fp8_ && arch_.gemm_efficiency(gpu_, true) > 0.0;
   const double peak = peak_flops_ * (fp8 ? 2.0 : 1.0);
-  const double efficiency = fp8 ? arch_.gemm_efficiency_fp8 : arch_.gemm_efficiency_bf16;
+  const double efficiency = arch_.gemm_efficiency(gpu_, fp8);
   return peak / sms_ * efficiency * clock_scale_;
 }
 
@@ -56,16 +57,20 @@ double ShapeModel::gemm_seconds(const KernelDesc& k) const {
 
 double ShapeModel::attention_seconds(const KernelDesc& k) const {
   const bool backward = k.kind == KernelKind::kAttentionBackward;
-  if (k.fa2 && !arch_.has_fa2) {
-    throw InputError("--attention fa2: the compute model has no FlashAttention-2 figures for " + arch_.name +
-                     " (tests/data/compute/kernel-model.yaml); use --attention fused");
+  const ArchConstants::Curve* c = backward ? &arch_.attention_backward : &arch_.attention_forward;
+  if (k.attention != AttentionImpl::kNative) {
+    const bool fa2 = k.attention == AttentionImpl::kFa2;
+    const ArchConstants::Curves& v = fa2 ? arch_.fa2 : arch_.cudnn;
+    if (!v.known) {
+      throw InputError(std::string("--attention ") + (fa2 ? "fa2: the compute model has no FlashAttention-2" : "cudnn: the compute model has no cuDNN attention") +
+                       " figures for " + arch_.name + " (tests/data/compute/kernel-model.yaml); use --attention fused");
+    }
+    c = backward ? &v.backward : &v.forward;
   }
-  const ArchConstants::Curve& c = k.fa2 ? (backward ? arch_.fa2_backward : arch_.fa2_forward)
-                                        : (backward ? arch_.attention_backward : arch_.attention_forward);
   const double s = keys_per_row(k);
   const double d = std::max(k.k, 1.0);
-  const double head = (d / (d + c.half_head_dim)) / (128.0 / (128.0 + c.half_head_dim));
-  double rate = peak_flops_ * clock_scale_ * c.efficiency * s / (s + c.half_seq) * head;
+  const double head = (d / (d + c->half_head_dim)) / (128.0 / (128.0 + c->half_head_dim));
+  double rate = peak_flops_ * clock_scale_ * c->efficiency * s / (s + c->half_seq) * head;
   return std::max(k.flops / rate, memory_seconds(k.hbm_bytes));
 }
 

@@ -58,6 +58,7 @@ class ShapeModel final : public ComputeModel {
   double hbm_Bps_;
   double clock_scale_;  // sustained over peak clock (1 when the NPU gives no clocks)
   bool fp8_;
+  std::string gpu_;  // npu.gpu: its own GEMM efficiency where the data file gives one
 };
 
 }  // namespace acesim

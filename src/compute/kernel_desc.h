@@ -39,6 +39,11 @@ std::string_view to_string(Dtype d);
 std::optional<Dtype> parse_dtype(std::string_view s);
 std::vector<std::string> dtype_names();
 
+// Which fused attention kernel: the architecture's own (FlashAttention-2
+// on Ampere, -3 on Hopper, cuDNN's on Blackwell), FlashAttention-2 or
+// cuDNN's fused attention (what Transformer Engine picks on Hopper).
+enum class AttentionImpl : std::uint8_t { kNative, kFa2, kCudnn };
+
 struct KernelDesc {
   KernelKind kind = KernelKind::kGemm;
   Dtype dtype = Dtype::kBf16;
@@ -53,7 +58,7 @@ struct KernelDesc {
   int heads = 0;
   int kv_heads = 0;
   bool causal = false;
-  bool fa2 = false;  // attention by FlashAttention-2 rather than the architecture's own fused kernel
+  AttentionImpl attention = AttentionImpl::kNative;
   // What it does: FLOPs and HBM bytes (the roofline's terms; attention's
   // FLOPs skip what a causal mask skips).
   double flops = 0.0;

@@ -12,7 +12,7 @@ KernelPricer::KernelPricer(const NpuConfig& npu, std::shared_ptr<const KernelTim
   memory_efficiency_ = 1.0;
   if (!npu.arch.empty()) {
     model_ = std::make_unique<ShapeModel>(npu);
-    tensor_efficiency_ = model_->arch().gemm_efficiency_bf16;
+    tensor_efficiency_ = model_->arch().gemm_efficiency(npu.gpu, false);
     memory_efficiency_ = model_->arch().memory_efficiency;
   }
 }

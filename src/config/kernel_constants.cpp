@@ -26,7 +26,7 @@ ArchConstants read_arch(const std::string& name, const YAML::Node& a) {
   c.name = name;
   c.gpus = yaml::scalar_list(a["gpus"], kDataFile, p + ".gpus", false);
   const YAML::Node g = a["gemm"];
-  yaml::check_map(g, kDataFile, p + ".gemm", {"tiles", "split_k", "k_overhead", "efficiency", "source"});
+  yaml::check_map(g, kDataFile, p + ".gemm", {"tiles", "split_k", "k_overhead", "efficiency", "by_gpu", "source"});
   for (const YAML::Node& t : g["tiles"]) {
     c.tiles.push_back({static_cast<int>(yaml::integer(t[0], kDataFile, p + ".gemm.tiles")),
                        static_cast<int>(yaml::integer(t[1], kDataFile, p + ".gemm.tiles"))});
@@ -37,21 +37,30 @@ ArchConstants read_arch(const std::string& name, const YAML::Node& a) {
   yaml::check_map(e, kDataFile, p + ".gemm.efficiency", {"bf16", "fp8"});
   c.gemm_efficiency_bf16 = yaml::number(e["bf16"], kDataFile, p + ".gemm.efficiency.bf16");
   if (e["fp8"]) c.gemm_efficiency_fp8 = yaml::number(e["fp8"], kDataFile, p + ".gemm.efficiency.fp8");
+  for (const auto& kv : g["by_gpu"]) {
+    const std::string gpu = kv.first.as<std::string>();
+    const std::string q = p + ".gemm.by_gpu." + gpu;
+    yaml::check_map(kv.second, kDataFile, q, {"bf16", "fp8", "source"});
+    ArchConstants::GemmEfficiency ge{gpu, yaml::number(kv.second["bf16"], kDataFile, q + ".bf16"), c.gemm_efficiency_fp8};
+    if (kv.second["fp8"]) ge.fp8 = yaml::number(kv.second["fp8"], kDataFile, q + ".fp8");
+    c.gemm_by_gpu.push_back(ge);
+  }
   const YAML::Node at = a["attention"];
-  yaml::check_map(at, kDataFile, p + ".attention", {"kernel", "forward", "backward", "fa2", "source"});
+  yaml::check_map(at, kDataFile, p + ".attention", {"kernel", "forward", "backward", "fa2", "cudnn", "source"});
   c.attention_kernel = yaml::scalar(at["kernel"], kDataFile, p + ".attention.kernel");
   c.attention_forward = read_curve(at["forward"], p + ".attention.forward");
   c.attention_backward = read_curve(at["backward"], p + ".attention.backward");
-  if (const YAML::Node f = at["fa2"]) {
-    yaml::check_map(f, kDataFile, p + ".attention.fa2", {"forward", "backward", "source"});
-    c.has_fa2 = true;
-    c.fa2_forward = read_curve(f["forward"], p + ".attention.fa2.forward");
-    c.fa2_backward = read_curve(f["backward"], p + ".attention.fa2.backward");
-  } else if (c.attention_kernel == "fa2") {
-    c.has_fa2 = true;
-    c.fa2_forward = c.attention_forward;
-    c.fa2_backward = c.attention_backward;
-  }
+  const auto variant = [&](const char* kernel, ArchConstants::Curves& out) {
+    const std::string q = p + ".attention." + kernel;
+    if (const YAML::Node f = at[kernel]) {
+      yaml::check_map(f, kDataFile, q, {"forward", "backward", "source"});
+      out = {true, read_curve(f["forward"], q + ".forward"), read_curve(f["backward"], q + ".backward")};
+    } else if (c.attention_kernel == kernel) {
+      out = {true, c.attention_forward, c.attention_backward};
+    }
+  };
+  variant("fa2", c.fa2);
+  variant("cudnn", c.cudnn);
   const YAML::Node m = a["memory"];
   yaml::check_map(m, kDataFile, p + ".memory", {"efficiency", "source"});
   c.memory_efficiency = yaml::number(m["efficiency"], kDataFile, p + ".memory.efficiency");
@@ -70,6 +79,13 @@ const std::vector<ArchConstants>& architectures() {
 }
 
 }  // namespace
+
+double ArchConstants::gemm_efficiency(std::string_view gpu, bool fp8) const {
+  for (const GemmEfficiency& g : gemm_by_gpu) {
+    if (g.gpu == gpu) return fp8 ? g.fp8 : g.bf16;
+  }
+  return fp8 ? gemm_efficiency_fp8 : gemm_efficiency_bf16;
+}
 
 const ArchConstants* find_arch(std::string_view name) {
   for (const ArchConstants& a : architectures()) {

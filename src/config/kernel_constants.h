@@ -21,6 +21,17 @@ struct ArchConstants {
   double k_overhead = 0.0;                // a tile's cost outside its main loop, in elements of k
   double gemm_efficiency_bf16 = 1.0;      // main loop, of the peak at the clock it is quoted at
   double gemm_efficiency_fp8 = 0.0;       // 0: no FP8 tensor cores
+  // A GPU's own measurement where it differs from the architecture's
+  // (gemm.by_gpu): the same die at the same power runs its GEMMs at the
+  // clock its board allows.
+  struct GemmEfficiency {
+    std::string gpu;
+    double bf16 = 1.0;
+    double fp8 = 0.0;
+  };
+  std::vector<GemmEfficiency> gemm_by_gpu;
+  // The main-loop efficiency of `gpu` (npu.gpu) at BF16 or FP8.
+  double gemm_efficiency(std::string_view gpu, bool fp8) const;
   // Attention: efficiency(s, d) = peak x (s / (s + half_seq)) x head-dim
   // factor, s the keys per query row (half the keys with a causal mask).
   std::string attention_kernel;
@@ -31,11 +42,13 @@ struct ArchConstants {
   };
   Curve attention_forward;
   Curve attention_backward;
-  // FlashAttention-2's curves where it is not the architecture's kernel
-  // (attention.fa2); has_fa2 false and attention_kernel not "fa2": no
-  // figures for it.
-  bool has_fa2 = false;
-  Curve fa2_forward, fa2_backward;
+  // Other kernels' curves (attention.fa2, attention.cudnn), or the
+  // architecture's own where it is that kernel; `known` false: no figures.
+  struct Curves {
+    bool known = false;
+    Curve forward, backward;
+  };
+  Curves fa2, cudnn;
   // Memory-bound kernels.
   double memory_efficiency = 1.0;  // of the peak HBM bandwidth
   double launch_floor_us = 0.0;    // the least time a kernel takes

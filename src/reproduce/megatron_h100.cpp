@@ -71,7 +71,9 @@ ParallelPlan plan_of(const H100Row& r) {
   p.schedule = r.vp > 1 ? PipeSchedule::kInterleaved : PipeSchedule::k1F1B;
   p.virtual_stages = r.vp;
   p.recompute = Recompute::kNone;
-  p.attention = AttentionKernel::kFused;
+  // Transformer Engine runs cuDNN's fused attention on Hopper (it drops
+  // FlashAttention "to give FusedAttention preference on Hopper+").
+  p.attention = AttentionKernel::kCudnn;
   p.overlap_grad_reduce = true;
   p.overlap_param_gather = true;
   p.tp_comm_overlap = r.tp_comm_overlap;
@@ -109,7 +111,7 @@ std::string ms(TimePs t) { return fmt::format("{:.0f}", static_cast<double>(t) /
 std::string megatron_h100_settings() {
   return fmt::format("--platform {} --nodes GPUs/{} --model NAME --tp t --pp p --cp c --dp GPUs/(t p c) --global-batch B "
                      "--micro-batch 1 [--sequence-parallel] [--tp-comm-overlap] --schedule interleaved --virtual-stages v (1f1b where v = 1) "
-                     "--zero 1 --overlap-grad-reduce --overlap-param-gather --recompute none --attention fused "
+                     "--zero 1 --overlap-grad-reduce --overlap-param-gather --recompute none --attention cudnn "
                      "--precision bf16 --iterations 2 --allow-oom",
                      kPreset, kGpusPerNode);
 }

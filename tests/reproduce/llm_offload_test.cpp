@@ -88,10 +88,10 @@ TEST(LlmOffload, IdealNoSlowerThanAceNoSlowerThanSm) {
 // the executor's), to 0.002.
 TEST(LlmOffload, SpeedupsAreTheDocumentedOnes) {
   const std::map<std::string, std::pair<double, double>> speedups = {
-      {"llama3-70b-zero1", {1.023, 1.023}},
-      {"llama3-70b-zero3", {1.104, 1.105}},
-      {"mixtral-8x7b-ep8", {1.010, 1.015}},
-      {"llama3-8b-tp8", {1.024, 1.024}},
+      {"llama3-70b-zero1", {1.022, 1.023}},
+      {"llama3-70b-zero3", {1.101, 1.102}},
+      {"mixtral-8x7b-ep8", {1.009, 1.014}},
+      {"llama3-8b-tp8", {1.023, 1.023}},
   };
   for (const OffloadPoint& p : small()) {
     SCOPED_TRACE(p.workload);
@@ -102,14 +102,14 @@ TEST(LlmOffload, SpeedupsAreTheDocumentedOnes) {
 }
 
 // Where ACE's gain comes from: the compute kernels no longer share SMs and
-// HBM with collectives. Under sm the dense models' compute takes 3.1% (ZeRO
-// 1) to 15% (ZeRO 3) longer than with communication free; ace's is within
+// HBM with collectives. Under sm the dense models' compute takes 3.0% (ZeRO
+// 1) to 14.6% (ZeRO 3) longer than with communication free; ace's is within
 // 0.2% of ideal's.
 TEST(LlmOffload, GainIsTheComputeContention) {
   const std::map<std::string, std::pair<double, double>> sm_over_ideal = {
-      {"llama3-70b-zero1", {1.028, 1.034}},
-      {"llama3-70b-zero3", {1.148, 1.154}},
-      {"llama3-8b-tp8", {1.046, 1.052}},
+      {"llama3-70b-zero1", {1.027, 1.034}},
+      {"llama3-70b-zero3", {1.142, 1.149}},
+      {"llama3-8b-tp8", {1.044, 1.051}},
   };
   for (const auto& [w, range] : sm_over_ideal) {
     SCOPED_TRACE(w);
@@ -181,7 +181,7 @@ TEST_F(LlmOffloadCli, OneWorkloadEndToEnd) {
   const auto r = run({"reproduce", "llm-offload", "--out", out, "--workloads", "llama3-8b-tp8", "--max-gpus", "64",
                       "--no-plots", "--no-progress"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("| llama3-8b-tp8 | 64 | tp 8, pp 1, dp 8 | 1.224 | 1.196 | 1.196 | 1.024 | 1.024 | 100% |"),
+  EXPECT_NE(r.out.find("| llama3-8b-tp8 | 64 | tp 8, pp 1, dp 8 | 1.246 | 1.218 | 1.218 | 1.023 | 1.023 | 100% |"),
             std::string::npos)
       << r.out;
   const std::string csv = test::slurp(dir_ / "out" / "results.csv");

@@ -433,7 +433,9 @@ class Builder {
     a.heads = std::max(1, m_.heads / p_.tp);
     a.kv_heads = std::max(1, m_.kv_heads / p_.tp);
     a.causal = true;
-    a.fa2 = p_.attention == AttentionKernel::kFa2;
+    a.attention = p_.attention == AttentionKernel::kFa2     ? AttentionImpl::kFa2
+                  : p_.attention == AttentionKernel::kCudnn ? AttentionImpl::kCudnn
+                                                            : AttentionImpl::kNative;
     if (p_.cp == 1) {
       compute(a, efficiency);
       return;

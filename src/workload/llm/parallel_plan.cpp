@@ -20,8 +20,10 @@ constexpr std::array<std::pair<PipeSchedule, std::string_view>, 3> kSchedules = 
     {{PipeSchedule::k1F1B, "1f1b"}, {PipeSchedule::kInterleaved, "interleaved"}, {PipeSchedule::kGpipe, "gpipe"}}};
 constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute = {
     {{Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}}};
-constexpr std::array<std::pair<AttentionKernel, std::string_view>, 3> kAttention = {
-    {{AttentionKernel::kFused, "fused"}, {AttentionKernel::kUnfused, "unfused"}, {AttentionKernel::kFa2, "fa2"}}};
+constexpr std::array<std::pair<AttentionKernel, std::string_view>, 4> kAttention = {{{AttentionKernel::kFused, "fused"},
+                                                                                    {AttentionKernel::kUnfused, "unfused"},
+                                                                                    {AttentionKernel::kFa2, "fa2"},
+                                                                                    {AttentionKernel::kCudnn, "cudnn"}}};
 constexpr std::array<std::pair<Zero3Fetch, std::string_view>, 2> kZero3Fetch = {
     {{Zero3Fetch::kPrefetch, "prefetch"}, {Zero3Fetch::kBlocking, "blocking"}}};
 constexpr std::array<std::pair<ReshardAfterForward, std::string_view>, 2> kReshard = {
@@ -188,7 +190,7 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
         n(m.seq) + ")");
   }
   if (p.cp > 1 && p.attention == AttentionKernel::kUnfused) {
-    bad("--cp " + n(p.cp) + " needs --attention fused or fa2 (context parallelism runs on fused attention)");
+    bad("--cp " + n(p.cp) + " needs --attention fused, fa2 or cudnn (context parallelism runs on fused attention)");
   }
   if (p.zero < 0 || p.zero > 3) bad("--zero must be 0, 1, 2 or 3, got " + n(p.zero));
   if (p.tp_comm_overlap && (p.tp < 2 || !p.sequence_parallel)) {

@@ -24,11 +24,13 @@ enum class PipeSchedule { k1F1B, kInterleaved, kGpipe };
 // it keeps the output and fp32 softmax statistics; the architecture's own
 // kernel: FlashAttention-2 on Ampere, -3 on Hopper, cuDNN's on Blackwell),
 // fa2 (fused, by FlashAttention-2 whatever the GPU: Hopper runs its
-// Ampere-generation kernel, as stacks did before FlashAttention-3) or
+// Ampere-generation kernel, as stacks did before FlashAttention-3), cudnn
+// (fused, by cuDNN's fused attention: what Transformer Engine, and so
+// Megatron-Core and NeMo, run on Hopper and later) or
 // unfused (Megatron-LM before FlashAttention: score GEMMs, then softmax and
 // dropout over the b x a x s x s scores in HBM, which it keeps for
 // backward).
-enum class AttentionKernel { kFused, kUnfused, kFa2 };
+enum class AttentionKernel { kFused, kUnfused, kFa2, kCudnn };
 std::string_view to_string(AttentionKernel a);
 std::vector<std::string> attention_kernel_names();
 AttentionKernel parse_attention_kernel(const std::string& flag, const std::string& text);
