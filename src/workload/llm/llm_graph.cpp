@@ -164,6 +164,20 @@ constexpr double kGradBytes = 4.0;
 // launching it, as profiled on one node of 8 A100s (DeepSpeed issue 1069,
 // June 2021). A calibration constant of one collective on one node.
 constexpr TimePs kBlockingFetchHostPs = 380 * kPsPerUs;
+// Of which the host's work per rank of the group: DeepSpeed's
+// _allgather_param cuts the flat buffer into one narrow() view per rank in
+// Python (3.4 us an op: PyTorch's operator micro-benchmark of a view op on
+// CUDA tensors, split, in pytorch/pytorch PR 32194, 2020). The rest of
+// those 380 us (the 8 ranks' views taken out) is fixed.
+constexpr TimePs kBlockingFetchViewPs = 3400 * kPsPerNs;
+constexpr int kBlockingFetchProfiledRanks = 8;
+// DeepSpeed's ZeRO-3 defaults of the time (stage3.py, the
+// FP16_DeepSpeedZeroOptimizer_Stage3 constructor, and docs/_pages/
+// config-json.md): stage3_param_persistence_threshold, the elements below
+// which a parameter is not partitioned, and stage3_max_reuse_distance, the
+// parameters used in between within which a gathered one is kept.
+constexpr double kPersistenceElements = 1e5;
+constexpr double kReuseDistanceElements = 1e9;
 
 class Builder {
  public:
@@ -187,6 +201,8 @@ class Builder {
     tp_ = llm_group_spec(l.tp_group(r), topo, listed);
     dp_ = llm_group_spec(l.dp_group(r), topo, listed);
     edp_ = llm_group_spec(l.expert_dp_group(r), topo, listed);
+    dp_ranks_ = static_cast<int>(l.dp_group(r).size());
+    edp_ranks_ = static_cast<int>(l.expert_dp_group(r).size());
     ep_ = llm_group_spec(l.ep_group(r), topo, listed);
     if (p_.pp > 1 && m_.tied_embeddings && (stage_ == 0 || stage_ == p_.pp - 1)) {
       emb_ = llm_group_spec({l.in_stage(r, 0), l.in_stage(r, p_.pp - 1)}, topo, true);
@@ -237,21 +253,26 @@ class Builder {
   // A kernel on the compute stream, after the one before and what gates
   // it: priced by its shape where the job has a pricer that prices it, else
   // at `flops_efficiency` and the HBM efficiency.
-  void compute(const KernelDesc& d, double flops_efficiency) {
+  // `count` > 1: that many launches of the kernel back to back, one node
+  // (each launch priced as one kernel, its floor included).
+  void compute(const KernelDesc& d, double flops_efficiency, int count = 1) {
     if (d.flops <= 0.0 && d.hbm_bytes <= 0.0) return;
     Kernel k;
     std::optional<KernelPricer::Priced> priced;
     if (pricer_ != nullptr) priced = pricer_->price(d);
     if (priced) {
       k = priced->kernel;
-      ++(priced->measured ? out_.kernels_measured : out_.kernels_modelled);
+      (priced->measured ? out_.kernels_measured : out_.kernels_modelled) += static_cast<std::uint64_t>(count);
     } else {
       k.flops = d.flops;
       k.hbm_bytes = d.hbm_bytes;
       k.flops_efficiency = flops_efficiency;
       k.hbm_efficiency = e_.hbm;
-      ++out_.kernels_constant;
+      out_.kernels_constant += static_cast<std::uint64_t>(count);
     }
+    // The same rates over count times the work: count times the time.
+    k.flops *= count;
+    k.hbm_bytes *= count;
     std::vector<std::uint32_t> deps = std::move(gate_);
     gate_.clear();
     if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
@@ -292,6 +313,7 @@ class Builder {
   void memory_bound(KernelKind kind, double hbm_elements, double rows, double width) {
     compute(desc(kind, 0.0, hbm_elements * bpe_, rows, width), 1.0);
   }
+  void repeated(const KernelDesc& d, int count) { compute(d, 1.0, count); }
   // A (fused residual add and) norm over the sequence-parallel share of
   // tokens: `passes` reads and writes of the hidden state.
   // Rotary embedding of the queries and keys (their gradients in
@@ -650,45 +672,51 @@ class Builder {
   // A layer's parameter tensors (elements on this rank before sharding), as
   // Megatron-LM's GPT holds them: dense ones (gathered over dp) and routed
   // experts' (over the expert data-parallel group).
-  std::vector<double> dense_tensors(int layer) const {
-    std::vector<double> v = {h_ * (q_ + 2.0 * kv_) / t_, q_ * h_ / t_};
-    const auto add_mlp = [&](double width) {
-      v.push_back(h_ * width * gated_ / t_);
-      v.push_back(width * h_ / t_);
-      if (m_.linear_bias) {
-        v.push_back(width * gated_ / t_);
-        v.push_back(h_);
-      }
+  // A layer's parameter tensors in the order its forward uses them (norm,
+  // QKV, projection, norm, the MLP or the router, shared experts and local
+  // experts), each a rank's share; `expert`: on the expert data-parallel
+  // group.
+  struct LayerTensor {
+    double elements;
+    bool expert;
+  };
+  std::vector<LayerTensor> layer_tensors(int layer) const {
+    std::vector<LayerTensor> v;
+    const auto norm = [&] {
+      for (int n = 0; n < (m_.layernorm ? 2 : 1); ++n) v.push_back({h_, false});
     };
-    if (m_.linear_bias) {
-      v.push_back((q_ + 2.0 * kv_) / t_);
-      v.push_back(h_);
-    }
+    const auto linear = [&](double weight, double bias, bool expert = false) {
+      v.push_back({weight, expert});
+      if (m_.linear_bias && !expert) v.push_back({bias, false});
+    };
+    const auto mlp = [&](double width, bool expert = false) {
+      linear(h_ * width * gated_ / (expert ? 1.0 : t_), width * gated_ / t_, expert);
+      linear(width * h_ / (expert ? 1.0 : t_), h_, expert);
+    };
+    norm();
+    linear(h_ * (q_ + 2.0 * kv_) / t_, (q_ + 2.0 * kv_) / t_);
+    linear(q_ * h_ / t_, h_);
+    norm();
     if (!m_.is_moe_layer(layer)) {
-      add_mlp(m_.ffn_hidden);
-    } else {
-      v.push_back(h_ * m_.experts);  // router
-      if (m_.shared_experts > 0) add_mlp(static_cast<double>(m_.shared_experts) * m_.moe_ffn_hidden);
+      mlp(m_.ffn_hidden);
+      return v;
     }
-    for (int n = 0; n < 2 * (m_.layernorm ? 2 : 1); ++n) v.push_back(h_);
+    v.push_back({h_ * m_.experts, false});  // router
+    if (m_.shared_experts > 0) mlp(static_cast<double>(m_.shared_experts) * m_.moe_ffn_hidden);
+    for (int e = 0; e < m_.experts / p_.ep; ++e) mlp(m_.moe_ffn_hidden, true);
     return v;
   }
-  std::vector<double> expert_tensors(int layer) const {
-    std::vector<double> v;
-    if (!m_.is_moe_layer(layer)) return v;
-    for (int e = 0; e < m_.experts / p_.ep; ++e) {
-      v.push_back(h_ * m_.moe_ffn_hidden * gated_);
-      v.push_back(m_.moe_ffn_hidden * h_);
-    }
-    return v;
-  }
-  // One tensor fetched as DeepSpeed's 2021 ZeRO-3 did (DeepSpeed PR 1188):
-  // the device synchronised first (the kernels, the gathers and the
-  // gradient reductions in flight all finish), the host's launch cost, the
-  // all-gather the next kernel waits for, and a copy of the gathered tensor
-  // out of the flat buffer.
-  void blocking_gather(const std::optional<CollectiveSpec>& group, double elements) {
+  // One tensor fetched as DeepSpeed's 2021 ZeRO-3 did (its
+  // partition_parameters.py _allgather_param, DeepSpeed PR 1188): a zeroed
+  // flat buffer (torch.zeros: a fill kernel), the device synchronised (the
+  // kernels, the gathers and the gradient reductions in flight all finish),
+  // the host's launch cost with a view per rank, the all-gather the next
+  // kernel waits for, and PyTorch's list all_gather copying each rank's
+  // part out of its own flat buffer: one copy per rank
+  // (ProcessGroupNCCL::allgather, PyTorch 1.8-1.9).
+  void blocking_gather(const std::optional<CollectiveSpec>& group, int ranks, double elements) {
     if (!group || elements <= 0.0) return;
+    memory_bound(KernelKind::kCopy, elements, elements, 1.0);  // the zeroed buffer: written once
     std::vector<std::uint32_t> deps = gate_;
     for (std::size_t i = synced_; i < outstanding_.size(); ++i) {
       if (outstanding_[i] != WorkGraph::kNone) deps.push_back(outstanding_[i]);
@@ -696,14 +724,43 @@ class Builder {
     synced_ = outstanding_.size();
     if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
     Kernel host;
-    host.time_ps = kBlockingFetchHostPs;
+    host.time_ps = kBlockingFetchHostPs + (ranks - kBlockingFetchProfiledRanks) * kBlockingFetchViewPs;
     const std::uint32_t launched[1] = {node(WorkNodeKind::kCpu, kernel(host, std::nullopt), deps, LlmComm::kDp)};
     collective(group, CollectiveOp::kAllGather, elements * bpe_, LlmComm::kDp, true, launched);
-    memory_bound(KernelKind::kCopy, 2.0 * elements, elements, 1.0);
+    const double part = elements / ranks;
+    repeated(desc(KernelKind::kCopy, 0.0, 2.0 * part * bpe_, part, 1.0), ranks);
+  }
+  // A tensor DeepSpeed partitions: one of at least
+  // stage3_param_persistence_threshold elements (10^5 by default); smaller
+  // ones (norms, biases) stay whole on every rank and are never gathered.
+  static bool partitioned(const LayerTensor& t) { return t.elements >= kPersistenceElements; }
+  void blocking_fetch_tensor(const LayerTensor& t) {
+    if (!partitioned(t)) return;
+    if (t.expert) {
+      blocking_gather(edp_, edp_ranks_, t.elements);
+    } else {
+      blocking_gather(dp_, dp_ranks_, t.elements);
+    }
   }
   void blocking_layer_params(int layer) {
-    for (double e : dense_tensors(layer)) blocking_gather(dp_, e);
-    for (double e : expert_tensors(layer)) blocking_gather(edp_, e);
+    for (const LayerTensor& t : layer_tensors(layer)) blocking_fetch_tensor(t);
+  }
+  // After a layer's recomputed forward DeepSpeed keeps a tensor for its
+  // backward only when the parameters its trace uses in between (the
+  // layer's later tensors, forward and then backward) number fewer than
+  // stage3_max_reuse_distance (10^9 by default); it releases the others
+  // and gathers them again for the backward, last first.
+  void blocking_regather_for_backward(int layer) {
+    const std::vector<LayerTensor> v = layer_tensors(layer);
+    double later = 0.0;
+    std::vector<bool> again(v.size(), false);
+    for (std::size_t i = v.size(); i-- > 0;) {
+      again[i] = 2.0 * later >= kReuseDistanceElements;
+      later += v[i].elements;
+    }
+    for (std::size_t i = v.size(); i-- > 0;) {
+      if (again[i]) blocking_fetch_tensor(v[i]);
+    }
   }
   // ZeRO-3: a layer's parameters gathered before each use, one layer ahead:
   // layer i's gather was issued when layer `i` - 1 started (the first one's
@@ -741,8 +798,8 @@ class Builder {
       return;
     }
     if (blocking_fetch()) {
-      blocking_gather(dp_, dense);
-      blocking_gather(edp_, expert);
+      blocking_gather(dp_, dp_ranks_, dense);
+      blocking_gather(edp_, edp_ranks_, expert);
       return;
     }
     gate(collective(dp_, CollectiveOp::kAllGather, dense * bpe_, LlmComm::kDp, false));
@@ -837,6 +894,7 @@ class Builder {
       if (!p_.zero3_keeps_params()) layer_params(op.chunk, i, i - 1);
       recompute(layer);
       pass_ = LlmPass::kBackward;
+      if (blocking_fetch() && p_.recompute == Recompute::kFull) blocking_regather_for_backward(layer);
       layer_backward(layer);
       reduce_gradients(dense_params(layer), expert_params(layer), last_mb);
     }
@@ -951,6 +1009,7 @@ class Builder {
   const LayerSplit& split_;
   std::vector<int> chunk_slot_;  // per chunk: its first layer's slot
   std::optional<CollectiveSpec> tp_, dp_, edp_, ep_, emb_;
+  int dp_ranks_ = 1, edp_ranks_ = 1;  // the ranks of dp_ and edp_
   Rank cp_next_ = 0, cp_prev_ = 0;
   std::int64_t cp_tag_ = 0;
   Rank tp_next_ = 0;
