@@ -510,6 +510,44 @@ TEST(LlmGraph, BlockingZero3FetchGathersEachTensorAfterADeviceSync) {
   }
 }
 
+// FP8 as Transformer Engine runs it: only the GEMMs' operands are FP8.
+// Against the same plan in BF16, the GEMMs' bytes halve and a cast runs
+// before each GEMM input; every other kernel's bytes, and every
+// collective and pipeline message, stay the same (BF16).
+TEST(LlmGraph, Fp8CastsOnlyTheGemmOperands) {
+  ParallelPlan p = plan(2, 2, 2, 4);
+  p.sequence_parallel = true;
+  p.zero = 1;
+  const Topology topo = flat(8);
+  LlmOptions bf16 = one_iteration(), fp8 = one_iteration();
+  fp8.bytes_per_element = 1;
+  const LlmRankGraph a = LlmJob(small(), p, topo, bf16).build(0);
+  const LlmRankGraph b = LlmJob(small(), p, topo, fp8).build(0);
+  const auto bytes_of = [](const LlmRankGraph& g, KernelKind kind) {
+    std::vector<double> v;
+    for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+      const GraphNode& node = g.graph.node(n);
+      if (node.kind == WorkNodeKind::kCompute && g.kernel_kinds[node.payload] == kind) v.push_back(g.graph.kernel(node.payload).hbm_bytes);
+    }
+    return v;
+  };
+  for (KernelKind k : {KernelKind::kNorm, KernelKind::kActivation, KernelKind::kAttentionForward, KernelKind::kAttentionBackward,
+                       KernelKind::kCrossEntropy, KernelKind::kEmbedding}) {
+    EXPECT_EQ(bytes_of(a, k), bytes_of(b, k)) << to_string(k);
+  }
+  const std::vector<double> ga = bytes_of(a, KernelKind::kGemm), gb = bytes_of(b, KernelKind::kGemm);
+  ASSERT_EQ(ga.size(), gb.size());
+  for (std::size_t i = 0; i < ga.size(); ++i) EXPECT_DOUBLE_EQ(gb[i], ga[i] / 2) << i;
+  EXPECT_TRUE(bytes_of(a, KernelKind::kCast).empty());
+  EXPECT_FALSE(bytes_of(b, KernelKind::kCast).empty());
+  for (LlmComm c : {LlmComm::kTp, LlmComm::kPp, LlmComm::kDp}) {
+    Sel all;
+    all.comm = c;
+    EXPECT_EQ(comm_bytes(a, all), comm_bytes(b, all)) << to_string(c);
+    EXPECT_FALSE(comm_bytes(a, all).empty()) << to_string(c);
+  }
+}
+
 // With full recomputation DeepSpeed keeps a tensor gathered for the
 // recomputed forward through the layer's backward only when fewer than
 // 10^9 parameters are used in between (the layer's later tensors, forward

@@ -195,6 +195,12 @@ class Builder {
     gated_ = m_.swiglu ? 2.0 : 1.0;
     hd_ = q_ / m_.heads;
     fp8_ = bpe_ == 1;
+    // Transformer Engine's FP8 runs the GEMMs alone in FP8 (their
+    // operands cast just before them, the casts priced where they run);
+    // activations, the kernels between the GEMMs, attention, the
+    // activations' communication and the parameters' gathers stay in BF16
+    // (Megatron's --fp8-param-gather, FP8 gathers, is not modelled).
+    abe_ = fp8_ ? 2.0 : bpe_;
     pricer_ = job.options().pricer.get();
     // Stages run different programs: their groups are listed.
     listed = listed || p_.pp > 1;
@@ -311,7 +317,7 @@ class Builder {
     compute(desc(KernelKind::kCast, 0.0, rows * width * (transposed ? 4.0 : 3.0), rows, width), 1.0);
   }
   void memory_bound(KernelKind kind, double hbm_elements, double rows, double width) {
-    compute(desc(kind, 0.0, hbm_elements * bpe_, rows, width), 1.0);
+    compute(desc(kind, 0.0, hbm_elements * abe_, rows, width), 1.0);
   }
   void repeated(const KernelDesc& d, int count) { compute(d, 1.0, count); }
   // A (fused residual add and) norm over the sequence-parallel share of
@@ -349,11 +355,11 @@ class Builder {
   // ---- tensor parallelism around a block: all-gather the input (sequence
   // parallel) before, all-reduce or reduce-scatter the output after ----
   void tp_enter() {
-    if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, true);
+    if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * abe_, LlmComm::kTp, true);
   }
   void tp_leave() {
     collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-               tokens_ * h_ * bpe_, LlmComm::kTp, true);
+               tokens_ * h_ * abe_, LlmComm::kTp, true);
   }
   bool tp_overlap() const { return p_.tp_comm_overlap && p_.sequence_parallel && p_.tp > 1; }
   // A column-parallel GEMM (m = tokens rows, `weights` elements) on the
@@ -374,7 +380,7 @@ class Builder {
       gemm(flops, weights + m * (n + k), m, n, k);
       return;
     }
-    const double shard = sp_tokens_ * h_ * bpe_, rows = m / t_;
+    const double shard = sp_tokens_ * h_ * abe_, rows = m / t_;
     std::uint32_t have = last_compute_;  // the shard a step computes on: its own first
     for (int j = 0; j < p_.tp; ++j) {
       std::uint32_t next = WorkGraph::kNone;
@@ -405,7 +411,7 @@ class Builder {
     for (int c = 0; c < kTpOverlapSplits; ++c) {
       gemm(flops / kTpOverlapSplits, weights + rows * (n + k), rows, n, k);
       scattered[static_cast<std::size_t>(c)] =
-          collective(tp_, CollectiveOp::kReduceScatter, tokens_ * h_ * bpe_ / kTpOverlapSplits, LlmComm::kTp, false);
+          collective(tp_, CollectiveOp::kReduceScatter, tokens_ * h_ * abe_ / kTpOverlapSplits, LlmComm::kTp, false);
     }
     for (std::uint32_t s : scattered) gate(s);
   }
@@ -424,7 +430,7 @@ class Builder {
     // Batched over micro-batch x heads: (s/cp x d) . (d x s), (s/cp x s) . (s x d).
     const double bh = static_cast<double>(p_.micro_batch) * (m_.heads / t_);
     const double sq = m_.seq / static_cast<double>(p_.cp), s = m_.seq;
-    const KernelDesc dropout = desc(KernelKind::kDropout, 0.0, scores * (2.0 * bpe_ + 1.0), bh * sq, s);
+    const KernelDesc dropout = desc(KernelKind::kDropout, 0.0, scores * (2.0 * abe_ + 1.0), bh * sq, s);
     if (!backward) {
       gemm(gemm_flops, qkv + scores, sq, s, hd_, bh);                    // Q K^T
       memory_bound(KernelKind::kSoftmax, 2.0 * scores, bh * sq, s);       // scale, mask, softmax
@@ -446,7 +452,7 @@ class Builder {
     // them and the output gradient, writes three gradients); FlashAttention-2
     // does 2.5x the forward's FLOPs in backward (5 matrix products for 2).
     const double flops = attention_flops() * (backward ? 2.5 : 1.0);
-    const double hbm = (tokens_ * (2.0 * q_ + 2.0 * kv_) / t_) * bpe_ * (backward ? 2.0 : 1.0);
+    const double hbm = (tokens_ * (2.0 * q_ + 2.0 * kv_) / t_) * abe_ * (backward ? 2.0 : 1.0);
     const double efficiency = backward ? e_.attention_backward : e_.attention_forward;
     // The kernel: micro-batch x heads/t queries of s/cp against s keys
     // (s/cp a block around the context-parallel ring), causal.
@@ -468,7 +474,7 @@ class Builder {
     // Context parallelism: cp steps around the ring, each on one block of
     // keys and values (and their gradients in backward) while the next
     // block travels.
-    const double block = static_cast<double>(p_.micro_batch) * m_.seq / p_.cp * 2.0 * kv_ / t_ * bpe_ * (backward ? 2.0 : 1.0);
+    const double block = static_cast<double>(p_.micro_batch) * m_.seq / p_.cp * 2.0 * kv_ / t_ * abe_ * (backward ? 2.0 : 1.0);
     std::uint32_t have = last_compute_;
     for (int j = 0; j < p_.cp; ++j) {
       std::uint32_t next = WorkGraph::kNone;
@@ -507,7 +513,7 @@ class Builder {
     const double routed = sp_tokens_ * m_.top_k;
     const double width = m_.moe_ffn_hidden;
     gemm(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts + sp_tokens_ * (h_ + m_.experts), sp_tokens_, m_.experts, h_);  // router
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
     const double local_experts = static_cast<double>(m_.experts) / p_.ep;
     // Grouped GEMMs: each local expert's share of the routed tokens.
     const double per_expert = routed / local_experts;
@@ -516,7 +522,7 @@ class Builder {
     memory_bound(KernelKind::kActivation, routed * width * (gated_ + 1.0), routed, width);
     cast(routed, width, false);
     gemm(2.0 * routed * width * h_, local_experts * width * h_ + routed * (width + h_), per_expert, h_, width, local_experts);
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
     if (m_.shared_experts > 0) {
       const double shared = static_cast<double>(m_.shared_experts) * width;
       tp_enter();
@@ -572,11 +578,11 @@ class Builder {
   // weight gradient does.
   void column_backward(double flops, double weights, double in, double out, GemmShape g) {
     std::uint32_t gathered = WorkGraph::kNone;
-    if (p_.sequence_parallel) gathered = collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, false);
+    if (p_.sequence_parallel) gathered = collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * abe_, LlmComm::kTp, false);
     cast(g.rows, g.out_width, true);
     gemm(flops, weights + out + in, g.rows, g.in_width, g.out_width);  // input gradient
     const std::uint32_t reduced = collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-                                             tokens_ * h_ * bpe_, LlmComm::kTp, false);
+                                             tokens_ * h_ * abe_, LlmComm::kTp, false);
     gate(gathered);
     gemm(flops, in + out + weights, g.in_width, g.out_width, g.rows);  // weight gradient
     gate(reduced);
@@ -584,7 +590,7 @@ class Builder {
   void tp_backward_enter() {
     // The output gradient of a row-parallel GEMM: sequence parallel
     // gathers it (the mirror of the forward's reduce-scatter).
-    if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, true);
+    if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * abe_, LlmComm::kTp, true);
   }
   void layer_backward(int layer) {
     if (m_.is_moe_layer(layer)) {
@@ -616,14 +622,14 @@ class Builder {
       column_backward(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_, tokens_ * h_,
                       tokens_ * shared * gated_ / t_, {tokens_, h_, shared * gated_ / t_});
     }
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
     const double per_expert = routed / local_experts;
     gemm_backward(2.0 * routed * width * h_, local_experts * width * h_, routed * width, routed * h_,
                   {per_expert, width, h_, local_experts});
     memory_bound(KernelKind::kActivation, 2.0 * routed * width * (gated_ + 1.0), routed, width);
     gemm_backward(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_, routed * h_,
                   routed * width * gated_, {per_expert, h_, width * gated_, local_experts});
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * bpe_, LlmComm::kEp, true);
+    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
     gemm_backward(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts, sp_tokens_ * h_, sp_tokens_ * m_.experts,
                   {sp_tokens_, h_, static_cast<double>(m_.experts)});
     norm(6.0);
@@ -664,7 +670,7 @@ class Builder {
     // issue 1173: no reduce-scatter on its timelines).
     const bool all_reduce = p_.zero == 0 || blocking_fetch();
     const CollectiveOp op = all_reduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-    const double bytes = blocking_fetch() ? bpe_ : kGradBytes;
+    const double bytes = blocking_fetch() ? abe_ : kGradBytes;
     outstanding_.push_back(collective(dp_, op, dense * bytes, LlmComm::kDp, false));
     outstanding_.push_back(collective(edp_, op, expert * bytes, LlmComm::kDp, false));
   }
@@ -726,9 +732,9 @@ class Builder {
     Kernel host;
     host.time_ps = kBlockingFetchHostPs + (ranks - kBlockingFetchProfiledRanks) * kBlockingFetchViewPs;
     const std::uint32_t launched[1] = {node(WorkNodeKind::kCpu, kernel(host, std::nullopt), deps, LlmComm::kDp)};
-    collective(group, CollectiveOp::kAllGather, elements * bpe_, LlmComm::kDp, true, launched);
+    collective(group, CollectiveOp::kAllGather, elements * abe_, LlmComm::kDp, true, launched);
     const double part = elements / ranks;
-    repeated(desc(KernelKind::kCopy, 0.0, 2.0 * part * bpe_, part, 1.0), ranks);
+    repeated(desc(KernelKind::kCopy, 0.0, 2.0 * part * abe_, part, 1.0), ranks);
   }
   // A tensor DeepSpeed partitions: one of at least
   // stage3_param_persistence_threshold elements (10^5 by default); smaller
@@ -777,8 +783,8 @@ class Builder {
     }
     auto issue = [&](int j) -> std::array<std::uint32_t, 2> {
       const int l = layer_index(chunk, j);
-      return {collective(dp_, CollectiveOp::kAllGather, dense_params(l) * bpe_, LlmComm::kDp, false),
-              collective(edp_, CollectiveOp::kAllGather, expert_params(l) * bpe_, LlmComm::kDp, false)};
+      return {collective(dp_, CollectiveOp::kAllGather, dense_params(l) * abe_, LlmComm::kDp, false),
+              collective(edp_, CollectiveOp::kAllGather, expert_params(l) * abe_, LlmComm::kDp, false)};
     };
     std::array<std::uint32_t, 2>& mine = param_ready_[slot(chunk, i)];
     if (mine[0] == WorkGraph::kNone && mine[1] == WorkGraph::kNone) mine = issue(i);
@@ -802,8 +808,8 @@ class Builder {
       blocking_gather(edp_, edp_ranks_, expert);
       return;
     }
-    gate(collective(dp_, CollectiveOp::kAllGather, dense * bpe_, LlmComm::kDp, false));
-    gate(collective(edp_, CollectiveOp::kAllGather, expert * bpe_, LlmComm::kDp, false));
+    gate(collective(dp_, CollectiveOp::kAllGather, dense * abe_, LlmComm::kDp, false));
+    gate(collective(edp_, CollectiveOp::kAllGather, expert * abe_, LlmComm::kDp, false));
   }
 
   // ---- pipeline passes ----
@@ -811,7 +817,7 @@ class Builder {
     const std::int64_t v = p_.virtual_stages, m = p_.micro_batches();
     return ((static_cast<std::int64_t>(iter_) * 2 + (op.backward ? 1 : 0)) * v + op.chunk) * m + op.micro_batch;
   }
-  double pp_bytes() const { return sp_tokens_ * h_ * bpe_; }
+  double pp_bytes() const { return sp_tokens_ * h_ * abe_; }
   void receive_from(const ChunkPos& peer, const PipeOp& op) {
     if (!peer.valid()) return;
     gate(recv(job_.layout().in_stage(r_, peer.stage), pp_tag(op), pp_bytes(), LlmComm::kPp));
@@ -838,7 +844,7 @@ class Builder {
       gather_for_use(embedding_slot(), embedding_params(), 0.0);
       memory_bound(KernelKind::kEmbedding, 2.0 * tokens_ * h_, tokens_, h_);  // embedding lookup
       collective(tp_, p_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-                 tokens_ * h_ * bpe_, LlmComm::kTp, true);
+                 tokens_ * h_ * abe_, LlmComm::kTp, true);
     }
     const int n = chunk_layers(op.chunk);
     for (int i = 0; i < n; ++i) {
@@ -901,7 +907,7 @@ class Builder {
     layer_ = -1;
     if (first_chunk(op.chunk)) {
       // The mirror of the forward's reduce-scatter, then the scatter-add.
-      if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * bpe_, LlmComm::kTp, true);
+      if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * abe_, LlmComm::kTp, true);
       memory_bound(KernelKind::kEmbedding, 2.0 * tokens_ * h_, tokens_, h_);  // embedding gradient (scatter-add)
       if (!m_.tied_embeddings || p_.pp == 1) reduce_gradients(embedding_params(), 0.0, last_mb);
     }
@@ -982,16 +988,16 @@ class Builder {
       for (int i = 0; i < chunk_layers(c); ++i) {
         const int layer = layer_index(c, i);
         param_ready_[slot(c, i)] = {
-            collective(dp_, CollectiveOp::kAllGather, dense_params(layer) * bpe_, LlmComm::kDp, false),
-            collective(edp_, CollectiveOp::kAllGather, expert_params(layer) * bpe_, LlmComm::kDp, false)};
+            collective(dp_, CollectiveOp::kAllGather, dense_params(layer) * abe_, LlmComm::kDp, false),
+            collective(edp_, CollectiveOp::kAllGather, expert_params(layer) * abe_, LlmComm::kDp, false)};
       }
     }
     if (stage_ == 0) {
       param_ready_[embedding_slot()][0] =
-          collective(dp_, CollectiveOp::kAllGather, embedding_params() * bpe_, LlmComm::kDp, false);
+          collective(dp_, CollectiveOp::kAllGather, embedding_params() * abe_, LlmComm::kDp, false);
     }
     if (stage_ == p_.pp - 1 && (!m_.tied_embeddings || p_.pp > 1)) {
-      param_ready_[head_slot()][0] = collective(dp_, CollectiveOp::kAllGather, embedding_params() * bpe_, LlmComm::kDp, false);
+      param_ready_[head_slot()][0] = collective(dp_, CollectiveOp::kAllGather, embedding_params() * abe_, LlmComm::kDp, false);
     }
   }
 
@@ -1003,7 +1009,7 @@ class Builder {
   int stage_;
   LlmRankGraph out_;
   WorkGraph& g_;
-  double bpe_ = 2.0, t_ = 1.0, h_ = 0.0, q_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
+  double bpe_ = 2.0, abe_ = 2.0, t_ = 1.0, h_ = 0.0, q_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
   bool fp8_ = false;
   const KernelPricer* pricer_ = nullptr;
   const LayerSplit& split_;
