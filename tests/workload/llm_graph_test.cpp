@@ -41,6 +41,20 @@ TransformerShape small(bool tied = false) {
   return m;
 }
 
+// GPT-3 175B's widths (hidden 12,288, 96 heads, MLP 4h).
+TransformerShape gpt3_widths(int layers, int seq, int vocab) {
+  TransformerShape m;
+  m.name = "gpt3-175b-like";
+  m.layers = layers;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 4 * 12288;
+  m.seq = seq;
+  m.vocab = vocab;
+  return m;
+}
+
 TransformerShape small_moe() {
   TransformerShape m = small();
   m.experts = 8;
@@ -556,14 +570,8 @@ TEST(LlmGraph, Fp8CastsOnlyTheGemmOperands) {
 // 2 x 604M after them, so they are gathered again for the backward, last
 // first; the MLP's down has none and is kept.
 TEST(LlmGraph, BlockingZero3FetchRegathersWhatItCannotKeep) {
-  TransformerShape m = small();
-  m.layers = 1;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.seq = 16;
-  m.vocab = 1024;
+  TransformerShape m = gpt3_widths(1, 16, 1024);
+  m.tied_embeddings = false;
   ParallelPlan p = plan(1, 1, 4, 4);  // 1 micro-batch
   p.zero = 3;
   p.zero3_fetch = Zero3Fetch::kBlocking;
@@ -852,15 +860,7 @@ TEST(LlmGraph, UnevenStagesRunTheirOwnLayers) {
 // forward runs once less: 72 B s l h^2 (1 + s / 6h + V / 12 l h). Selective
 // recomputation adds the attention scores again, 4 B s^2 h l.
 TEST(LlmGraph, ModelFlopsAreMegatronsEquationThree) {
-  TransformerShape gpt;
-  gpt.name = "gpt3-175b-like";
-  gpt.layers = 96;
-  gpt.hidden = 12288;
-  gpt.heads = 96;
-  gpt.kv_heads = 96;
-  gpt.ffn_hidden = 4 * 12288;
-  gpt.seq = 2048;
-  gpt.vocab = 51200;
+  TransformerShape gpt = gpt3_widths(96, 2048, 51200);
   gpt.tied_embeddings = true;
   const Topology topo = grid(8, 64);
   ParallelPlan p = plan(8, 8, 8, 1536);
