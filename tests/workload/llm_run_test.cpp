@@ -312,6 +312,20 @@ TEST_F(LlmRunCli, PlansOverHbmAreRefusedUnlessAllowed) {
   EXPECT_GT(j["iteration_time_ns"].get<double>(), 0.0);
 }
 
+// An attention kernel the GPU's compute model has no figures for is a
+// usage error naming the flag: FlashAttention-2 on Blackwell, cuDNN's on
+// Ampere.
+TEST_F(LlmRunCli, AttentionKernelsWithoutFiguresAreRefused) {
+  expect_bad_input({"run", "--platform", "hgx-a100", "--nodes", "1", "--model", "llama3-8b", "--tp", "8", "--global-batch", "8",
+                    "--attention", "cudnn"},
+                   {"--attention cudnn", "no cuDNN attention figures for ampere"});
+  expect_bad_input({"run", "--platform", "hgx-b200", "--nodes", "1", "--model", "llama3-8b", "--tp", "8", "--global-batch", "8",
+                    "--attention", "fa2"},
+                   {"--attention fa2", "no FlashAttention-2 figures for blackwell"});
+  expect_ok({"run", "--platform", "hgx-h100", "--nodes", "1", "--model", "llama3-8b", "--tp", "8", "--global-batch", "8",
+             "--attention", "cudnn", "--iterations", "1"});
+}
+
 TEST_F(LlmRunCli, JsonHasEveryKey) {
   std::vector<std::string> args = pipeline_args();
   args.push_back("--json");
