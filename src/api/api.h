@@ -116,6 +116,7 @@ struct TrainingRequest {
   // defaults there.
   struct Llm {
     std::optional<int> tp, pp, dp, ep, cp, zero, micro_batch, global_batch, virtual_stages;
+    std::optional<int> expert_tp;  // --expert-tensor-parallel-size
     // Uneven pipeline stages (Megatron-LM's flags of the same names).
     std::optional<int> first_stage_layers, last_stage_layers;
     bool embedding_in_split = false, loss_in_split = false;
@@ -133,7 +134,7 @@ struct TrainingRequest {
     // PREFIX.groups.json (workload/llm/llm_chakra.h).
     std::string chakra_out;
     bool given() const {
-      return tp || pp || dp || ep || cp || zero || micro_batch || global_batch || virtual_stages || first_stage_layers ||
+      return tp || pp || dp || ep || expert_tp || cp || zero || micro_batch || global_batch || virtual_stages || first_stage_layers ||
              last_stage_layers || embedding_in_split || loss_in_split || sequence_parallel ||
              !schedule.empty() || !recompute.empty() || !attention.empty() || !zero3_fetch.empty() || !reshard_after_forward.empty() || overlap_grad_reduce ||
              overlap_param_gather || tp_comm_overlap || allow_oom || !chakra_out.empty();

@@ -49,6 +49,7 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& o, const TransformerShape& m, 
   p.pp = checked(o.pp, "--pp", 1, big, 1);
   p.cp = checked(o.cp, "--cp", 1, big, 1);
   p.ep = checked(o.ep, "--ep", 1, big, 1);
+  p.expert_tp = checked(o.expert_tp, "--expert-tensor-parallel-size", 1, big, 0);
   const long long rest = gpus / (static_cast<long long>(p.tp) * p.pp * p.cp);
   if (!o.dp && rest * p.tp * p.pp * p.cp != gpus) {
     throw InputError("--tp " + std::to_string(p.tp) + " x --pp " + std::to_string(p.pp) + " x --cp " +

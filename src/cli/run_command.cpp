@@ -101,6 +101,9 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
   c->add_option("--pp", l.pp, "pipeline-parallel stages (default 1)")->group(group);
   c->add_option("--dp", l.dp, "data-parallel replicas (default: the GPUs left)")->group(group);
   c->add_option("--ep", l.ep, "expert-parallel size, dividing --dp (default 1)")->group(group);
+  c->add_option("--expert-tensor-parallel-size", l.expert_tp,
+                "routed experts split over this many tensor-parallel ranks: 1 or --tp (default --tp, Megatron's)")
+      ->group(group);
   c->add_option("--cp", l.cp, "context-parallel size (default 1)")->group(group);
   c->add_flag("--sequence-parallel", l.sequence_parallel, "sequence parallelism with tensor parallelism")->group(group);
   c->add_option("--zero", l.zero, "ZeRO stage 0-3 (1: distributed optimizer; 3: parameters sharded, FSDP-like)")->group(group);

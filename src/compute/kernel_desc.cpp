@@ -26,6 +26,7 @@ constexpr std::array<std::pair<KernelKind, std::string_view>, kKernelKinds> kKin
     {KernelKind::kOptimizer, "optimizer"},
     {KernelKind::kCast, "cast"},
     {KernelKind::kCopy, "copy"},
+    {KernelKind::kPermute, "permute"},
 }};
 
 constexpr std::array<std::pair<Dtype, std::string_view>, 3> kDtypes = {{

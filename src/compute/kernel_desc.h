@@ -21,15 +21,16 @@ enum class KernelKind : std::uint8_t {
   kActivation,         // bias + GeLU / SwiGLU
   kRope,               // rotary embedding of queries and keys
   kResidual,           // dropout + residual add
-  kSoftmax,            // unfused attention: scale, mask, softmax
+  kSoftmax,            // unfused attention: scale, mask, softmax; an MoE router's softmax and top-k
   kDropout,            // unfused attention: dropout on the scores
   kCrossEntropy,       // the loss over the vocabulary
   kEmbedding,          // lookup (forward) or scatter-add (backward)
   kOptimizer,          // the Adam step over a rank's shard
   kCast,               // FP8 casts and scaling (amax) around FP8 GEMMs
   kCopy,               // a device copy (gathered parameters out of the communication buffer)
+  kPermute,            // MoE tokens into expert order and back (gather, scale, scatter-add)
 };
-inline constexpr int kKernelKinds = 14;
+inline constexpr int kKernelKinds = 15;
 std::string_view to_string(KernelKind k);
 std::optional<KernelKind> parse_kernel_kind(std::string_view s);
 std::vector<std::string> kernel_kind_names();

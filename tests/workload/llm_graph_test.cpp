@@ -678,6 +678,51 @@ TEST(LlmGraph, ExpertAllToAllsPerMoeLayer) {
   EXPECT_EQ(experts, 4u);
 }
 
+// Expert tensor parallelism tp (Megatron's default): after the all-to-all
+// the dispatched tokens (top_k copies of each rank's sequence-parallel
+// share) are all-gathered over the tp ranks, and the experts' partial
+// outputs reduce-scattered before the all-to-all back (mirrored in
+// backward); each rank holds 1/tp of its experts, whose gradients are
+// reduced over the dp / ep replicas only. Whole experts (1): neither
+// collective, the gradients reduced over tp x dp / ep ranks. Each MoE layer
+// permutes its tokens into expert order and back, and with more than one
+// local expert sorts the received ones by expert and back.
+TEST(LlmGraph, ExpertTensorParallelGathersTheDispatchedTokens) {
+  for (int etp : {2, 1}) {
+    SCOPED_TRACE("expert tp " + std::to_string(etp));
+    ParallelPlan p = plan(2, 1, 4, 8);  // 2 micro-batches
+    p.ep = 2;
+    p.sequence_parallel = true;
+    p.expert_tp = etp;
+    const Topology topo_job = flat(8);
+    const LlmJob job(small_moe(), p, topo_job, one_iteration());
+    const LlmRankGraph g = job.build(0);
+    for (LlmPass pass : {LlmPass::kForward, LlmPass::kBackward}) {
+      for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+        std::size_t experts = 0;
+        // s / tp tokens, top_k 2, gathered over 2 ranks (the attention's: kAct)
+        for (double b : comm_bytes(g, coll(LlmComm::kTp, op, pass))) experts += b == 2 * kAct ? 1 : 0;
+        EXPECT_EQ(experts, etp == 2 ? 4u * 2 : 0u) << static_cast<int>(op);
+      }
+      all_of(comm_bytes(g, coll(LlmComm::kEp, CollectiveOp::kAllToAll, pass)), kAct, "dispatch/combine");
+    }
+    // 8 / 2 experts of 2 h f parameters, 1 / etp of each on this rank.
+    std::size_t reduced = 0;
+    for (double b : comm_bytes(g, coll(LlmComm::kDp, CollectiveOp::kAllReduce))) {
+      reduced += b == kGrad * 4 * 2 * kH * 1024 / etp * kBpe ? 1 : 0;
+    }
+    EXPECT_EQ(reduced, 4u);
+    std::size_t permutes = 0;
+    for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+      const GraphNode& node = g.graph.node(n);
+      if (node.kind == WorkNodeKind::kCompute && g.kernel_kinds[node.payload] == KernelKind::kPermute) ++permutes;
+    }
+    // Per layer and micro-batch, forward and backward: into expert order and
+    // back, sorted by local expert and back.
+    EXPECT_EQ(permutes, 4u * 2 * 2 * 4);
+  }
+}
+
 // Context parallelism: each attention passes the key/value blocks around
 // the ring, cp - 1 steps forward and cp - 1 backward (keys, values and
 // their gradients); a block is b (s / cp) 2 kv_dim elements.

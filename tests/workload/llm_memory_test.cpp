@@ -221,9 +221,12 @@ TEST(LlmMemory, Llama3_70bOnH100s) {
             "<= 80 GB HBM");
 }
 
-// A Mixtral-like MoE: routed experts split over ep, whole (expert tensor
-// parallelism 1), their states sharded over tp * cp * dp / ep; each rank's
-// sequence-parallel share of the tokens reaches top_k experts.
+// A Mixtral-like MoE: routed experts split over ep and, by default, over
+// the tp ranks as the dense MLP (Megatron's expert tensor parallelism tp),
+// their states sharded over cp * dp / ep; each rank's sequence-parallel
+// share of the tokens reaches top_k experts, all-gathered over the tp ranks.
+// With --expert-tensor-parallel-size 1: whole experts, their states sharded
+// over tp * cp * dp / ep, the tokens not gathered.
 TEST(LlmMemory, MixtureOfExperts) {
   TransformerShape m;
   m.name = "moe";
@@ -251,12 +254,25 @@ TEST(LlmMemory, MixtureOfExperts) {
   const double h = 4096, k = 1024, f = 14336, s = 4096;
   const double attention = (h * (h + 2 * k) + h * h) / 2;
   const double expert = 3 * h * f;
+  const double act_common = (10 * s * h + 4 * s * 8) / 2 + 2 * s * (2 * h + 2 * k) / 2;
+  {
+    const StageParameters sp = stage_parameters(m, p, 1);
+    EXPECT_DOUBLE_EQ(sp.dense, 8 * (attention + h * 8));
+    EXPECT_DOUBLE_EQ(sp.expert, 8 * (8.0 / 4) * expert / 2);
+    const MemoryBreakdown m1 = memory_per_gpu(m, p, 1, 2, kUnfused);
+    EXPECT_DOUBLE_EQ(m1.optimizer_bytes, 12 * sp.dense / 8 + 12 * sp.expert / (8 / 4));
+    // Routed: top_k x (the gathered input, 2 s h, and 1/2 of the inner tensors) over 2.
+    const double act_layer = act_common + 2 * (2 * s * h * 2 + 6 * s * f) / 2;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 0, 2, kUnfused), act_layer);
+    EXPECT_DOUBLE_EQ(m1.activations_bytes, 3 * 8 * act_layer);
+  }
+  p.expert_tp = 1;
   const StageParameters sp = stage_parameters(m, p, 1);
   EXPECT_DOUBLE_EQ(sp.dense, 8 * (attention + h * 8));
   EXPECT_DOUBLE_EQ(sp.expert, 8 * (8.0 / 4) * expert);
   const MemoryBreakdown m1 = memory_per_gpu(m, p, 1, 2, kUnfused);
   EXPECT_DOUBLE_EQ(m1.optimizer_bytes, 12 * sp.dense / 8 + 12 * sp.expert / (2 * 8 / 4));
-  const double act_layer = (10 * s * h + 4 * s * 8) / 2 + 2 * s * (2 * h + 2 * k) / 2 + 2 * (2 * s * h + 6 * s * f) / 2;
+  const double act_layer = act_common + 2 * (2 * s * h + 6 * s * f) / 2;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, 0, 2, kUnfused), act_layer);
   EXPECT_DOUBLE_EQ(m1.activations_bytes, 3 * 8 * act_layer);
   // Stage 0 carries the embedding (32000, a multiple of 128 t) as a dense parameter.

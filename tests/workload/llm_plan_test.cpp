@@ -61,7 +61,12 @@ TEST(LlmLayout, GroupsAreTheExactMembers) {
   EXPECT_EQ(l.cp_group(13), (V{13, 15}));
   EXPECT_EQ(l.ep_group(13), (V{9, 13}));
   EXPECT_EQ(l.dp_group(13), (V{1, 3, 5, 7, 9, 11, 13, 15}));  // cp, ep and dpo vary
-  EXPECT_EQ(l.expert_dp_group(13), (V{4, 5, 6, 7, 12, 13, 14, 15}));  // tp, cp and dpo vary; ep 1 fixed
+  // Experts split over the tp ranks (Megatron's default): cp and dpo vary;
+  // whole experts (expert tp 1): tp too; ep 1 fixed.
+  EXPECT_EQ(l.expert_dp_group(13), (V{5, 7, 13, 15}));
+  ParallelPlan whole = layout_plan();
+  whole.expert_tp = 1;
+  EXPECT_EQ(RankLayout(whole).expert_dp_group(13), (V{4, 5, 6, 7, 12, 13, 14, 15}));
   EXPECT_EQ(l.pp_group(13), (V{13, 29}));
   EXPECT_EQ(l.in_stage(13, 1), 29);
   EXPECT_EQ(l.in_stage(29, 0), 13);
@@ -71,7 +76,8 @@ TEST(LlmLayout, GroupsAreTheExactMembers) {
   EXPECT_EQ(l.cp_group(22), (V{20, 22}));
   EXPECT_EQ(l.ep_group(22), (V{18, 22}));
   EXPECT_EQ(l.dp_group(22), (V{16, 18, 20, 22, 24, 26, 28, 30}));
-  EXPECT_EQ(l.expert_dp_group(22), (V{20, 21, 22, 23, 28, 29, 30, 31}));
+  EXPECT_EQ(l.expert_dp_group(22), (V{20, 22, 28, 30}));
+  EXPECT_EQ(RankLayout(whole).expert_dp_group(22), (V{20, 21, 22, 23, 28, 29, 30, 31}));
   EXPECT_EQ(l.pp_group(22), (V{6, 22}));
   EXPECT_EQ(l.in_stage(22, 0), 6);
 }
@@ -79,13 +85,16 @@ TEST(LlmLayout, GroupsAreTheExactMembers) {
 // Each kind of group partitions the ranks into world / size groups of its
 // size, and every member names the same group.
 TEST(LlmLayout, EveryKindOfGroupPartitionsTheRanks) {
-  const RankLayout l(layout_plan());
   using Fn = std::vector<Rank> (RankLayout::*)(Rank) const;
-  const std::vector<std::tuple<const char*, Fn, std::size_t>> kinds = {
-      {"tp", &RankLayout::tp_group, 2},  {"cp", &RankLayout::cp_group, 2},
-      {"ep", &RankLayout::ep_group, 2},  {"dp", &RankLayout::dp_group, 8},
-      {"edp", &RankLayout::expert_dp_group, 8}, {"pp", &RankLayout::pp_group, 2}};
-  for (const auto& [name, fn, size] : kinds) {
+  ParallelPlan whole = layout_plan();
+  whole.expert_tp = 1;
+  const std::vector<std::tuple<const char*, ParallelPlan, Fn, std::size_t>> kinds = {
+      {"tp", layout_plan(), &RankLayout::tp_group, 2},  {"cp", layout_plan(), &RankLayout::cp_group, 2},
+      {"ep", layout_plan(), &RankLayout::ep_group, 2},  {"dp", layout_plan(), &RankLayout::dp_group, 8},
+      {"edp", layout_plan(), &RankLayout::expert_dp_group, 4}, {"edp of whole experts", whole, &RankLayout::expert_dp_group, 8},
+      {"pp", layout_plan(), &RankLayout::pp_group, 2}};
+  for (const auto& [name, plan, fn, size] : kinds) {
+    const RankLayout l(plan);
     std::set<std::vector<Rank>> groups;
     for (Rank r = 0; r < 32; ++r) {
       const std::vector<Rank> g = (l.*fn)(r);
@@ -113,7 +122,7 @@ TEST(LlmLayout, DenseGroupsAreMegatrons) {
   EXPECT_EQ(l.pp_group(5), (V{5, 13}));
   EXPECT_EQ(l.cp_group(5), (V{5}));
   EXPECT_EQ(l.ep_group(5), (V{5}));
-  EXPECT_EQ(l.expert_dp_group(5), (V{0, 1, 2, 3, 4, 5, 6, 7}));  // no experts: tp x cp x dpo, dpo = dp
+  EXPECT_EQ(l.expert_dp_group(5), (V{1, 5}));  // experts split as the dense MLP: cp x dpo, dpo = dp
 }
 
 // ---------------------------------------------------------------- checks
@@ -262,6 +271,14 @@ TEST(LlmPlanChecks, EveryErrorNamesTheNumbers) {
     ParallelPlan p = plan(1, 1, 2);
     p.ep = 2;
     expect_refused(p, dense, 2, {"--ep 2", "no experts"});
+  }
+  {
+    ParallelPlan p = plan(4, 1, 2);
+    p.sequence_parallel = true;
+    p.expert_tp = 2;
+    expect_refused(p, moe, 8, {"--expert-tensor-parallel-size 2", "1 or --tp 4"});
+    p.expert_tp = 1;
+    expect_refused(p, dense, 8, {"--expert-tensor-parallel-size 1", "no experts"});
   }
   {
     ParallelPlan p = plan(1, 1, 1);

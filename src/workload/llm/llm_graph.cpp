@@ -187,6 +187,7 @@ class Builder {
     const RankLayout& l = job.layout();
     bpe_ = job.options().bytes_per_element;
     t_ = p_.tp;
+    etp_ = p_.etp();
     h_ = m_.hidden;
     q_ = m_.q_width();
     kv_ = m_.kv_width();
@@ -505,26 +506,65 @@ class Builder {
     cast(tokens_, width / t_, false);
     scattered_gemm(2.0 * tokens_ * width * h_ / t_, width * h_ / t_, tokens_, h_, width / t_);
   }
-  // Routed experts: each rank routes its sequence-parallel share of tokens
-  // (expert tensor parallelism 1), top_k copies each, to the ranks holding
-  // the experts; balanced routing.
+  // Routed experts as Megatron-Core's all-to-all token dispatcher runs
+  // them (balanced routing; with moe_pad_expert_input_to_capacity and a
+  // capacity factor of 1 every expert takes exactly its share). Each rank
+  // routes its sequence-parallel share of the tokens: the router's GEMM,
+  // softmax and top-k, the permutation of top_k copies of each token into
+  // expert order, the all-to-all to the ranks holding the experts; with
+  // expert tensor parallelism tp (Megatron's default) the received tokens
+  // are all-gathered over the tensor-parallel group, each rank computing
+  // 1/tp of every local expert's width, and its partial outputs
+  // reduce-scattered before the all-to-all back; then the un-permutation
+  // (weighted by the router's probabilities, summed into the tokens).
+  // More than one local expert: the received tokens sorted into
+  // expert-major order and back (sort_chunks_by_idxs).
+  double routed() const { return sp_tokens_ * m_.top_k; }
+  double expert_rows() const { return routed() * etp_; }  // the tokens the local experts compute
+  double local_experts() const { return static_cast<double>(m_.experts) / p_.ep; }
+  void permute(double hbm_elements, double rows) { memory_bound(KernelKind::kPermute, hbm_elements, rows, h_); }
+  void router_softmax() {
+    // fp32 logits of sp_tokens x experts: softmax and top-k, read and written.
+    compute(desc(KernelKind::kSoftmax, 0.0, 8.0 * sp_tokens_ * m_.experts, sp_tokens_, m_.experts), 1.0);
+  }
+  // Into expert order: each routed copy read and written. Back: the
+  // outputs read, scaled by their probabilities and written, then summed
+  // into a zeroed tensor of the rank's tokens (read, written).
+  void permute_tokens() { permute(2.0 * routed() * h_, routed()); }
+  void unpermute_tokens() { permute(3.0 * routed() * h_ + 3.0 * sp_tokens_ * h_, sp_tokens_); }
+  void sort_by_local_expert() {
+    if (local_experts() > 1.0) permute(2.0 * expert_rows() * h_, expert_rows());
+  }
+  // The dispatcher's collectives run one after the other on the stream:
+  // each waits for the blocking one before it.
+  void expert_tp_collective(CollectiveOp op) {
+    if (etp_ > 1) collective(tp_, op, expert_rows() * h_ * abe_, LlmComm::kTp, true, std::vector<std::uint32_t>(gate_));
+  }
+  void expert_all_to_all() {
+    collective(ep_, CollectiveOp::kAllToAll, routed() * h_ * abe_, LlmComm::kEp, true, std::vector<std::uint32_t>(gate_));
+  }
   void moe_forward() {
     norm(4.0);
-    const double routed = sp_tokens_ * m_.top_k;
-    const double width = m_.moe_ffn_hidden;
+    const double width = m_.moe_ffn_hidden / etp_;
+    const double rows = expert_rows(), local = local_experts(), per_expert = rows / local;
     gemm(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts + sp_tokens_ * (h_ + m_.experts), sp_tokens_, m_.experts, h_);  // router
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
-    const double local_experts = static_cast<double>(m_.experts) / p_.ep;
-    // Grouped GEMMs: each local expert's share of the routed tokens.
-    const double per_expert = routed / local_experts;
-    gemm(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_ + routed * (h_ + width * gated_), per_expert,
-         width * gated_, h_, local_experts);
-    memory_bound(KernelKind::kActivation, routed * width * (gated_ + 1.0), routed, width);
-    cast(routed, width, false);
-    gemm(2.0 * routed * width * h_, local_experts * width * h_ + routed * (width + h_), per_expert, h_, width, local_experts);
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
+    router_softmax();
+    permute_tokens();
+    expert_all_to_all();
+    expert_tp_collective(CollectiveOp::kAllGather);
+    sort_by_local_expert();
+    // Grouped GEMMs: each local expert's share of the rows.
+    gemm(2.0 * rows * h_ * width * gated_, local * h_ * width * gated_ + rows * (h_ + width * gated_), per_expert,
+         width * gated_, h_, local);
+    memory_bound(KernelKind::kActivation, rows * width * (gated_ + 1.0), rows, width);
+    cast(rows, width, false);
+    gemm(2.0 * rows * width * h_, local * width * h_ + rows * (width + h_), per_expert, h_, width, local);
+    sort_by_local_expert();
+    expert_tp_collective(CollectiveOp::kReduceScatter);
+    expert_all_to_all();
+    unpermute_tokens();
     if (m_.shared_experts > 0) {
-      const double shared = static_cast<double>(m_.shared_experts) * width;
+      const double shared = static_cast<double>(m_.shared_experts) * m_.moe_ffn_hidden;
       tp_enter();
       gemm(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_ + tokens_ * (h_ + shared * gated_ / t_), tokens_,
            shared * gated_ / t_, h_);
@@ -610,26 +650,35 @@ class Builder {
                     tokens_ * (q_ + 2.0 * kv_) / t_, {tokens_, h_, (q_ + 2.0 * kv_) / t_});
     norm(6.0);
   }
+  // The forward's mirror: the un-permutation's gradient (a gather into
+  // expert order, scaled), the all-to-all, the expert-tp all-gather of the
+  // output gradient, the experts' backward, the reduce-scatter of their
+  // input gradient, the all-to-all back, the permutation's gradient (summed
+  // into the tokens), the router's softmax and GEMM.
   void moe_backward() {
-    const double routed = sp_tokens_ * m_.top_k;
-    const double width = m_.moe_ffn_hidden;
-    const double local_experts = static_cast<double>(m_.experts) / p_.ep;
+    const double width = m_.moe_ffn_hidden / etp_;
+    const double rows = expert_rows(), local = local_experts(), per_expert = rows / local;
     if (m_.shared_experts > 0) {
-      const double shared = static_cast<double>(m_.shared_experts) * width;
+      const double shared = static_cast<double>(m_.shared_experts) * m_.moe_ffn_hidden;
       tp_backward_enter();
       gemm_backward(2.0 * tokens_ * shared * h_ / t_, shared * h_ / t_, tokens_ * shared / t_, tokens_ * h_, {tokens_, shared / t_, h_});
       memory_bound(KernelKind::kActivation, 2.0 * tokens_ * shared * (gated_ + 1.0) / t_, tokens_, shared / t_);
       column_backward(2.0 * tokens_ * h_ * shared * gated_ / t_, h_ * shared * gated_ / t_, tokens_ * h_,
                       tokens_ * shared * gated_ / t_, {tokens_, h_, shared * gated_ / t_});
     }
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
-    const double per_expert = routed / local_experts;
-    gemm_backward(2.0 * routed * width * h_, local_experts * width * h_, routed * width, routed * h_,
-                  {per_expert, width, h_, local_experts});
-    memory_bound(KernelKind::kActivation, 2.0 * routed * width * (gated_ + 1.0), routed, width);
-    gemm_backward(2.0 * routed * h_ * width * gated_, local_experts * h_ * width * gated_, routed * h_,
-                  routed * width * gated_, {per_expert, h_, width * gated_, local_experts});
-    collective(ep_, CollectiveOp::kAllToAll, routed * h_ * abe_, LlmComm::kEp, true);
+    unpermute_tokens();
+    expert_all_to_all();
+    expert_tp_collective(CollectiveOp::kAllGather);
+    sort_by_local_expert();
+    gemm_backward(2.0 * rows * width * h_, local * width * h_, rows * width, rows * h_, {per_expert, width, h_, local});
+    memory_bound(KernelKind::kActivation, 2.0 * rows * width * (gated_ + 1.0), rows, width);
+    gemm_backward(2.0 * rows * h_ * width * gated_, local * h_ * width * gated_, rows * h_, rows * width * gated_,
+                  {per_expert, h_, width * gated_, local});
+    sort_by_local_expert();
+    expert_tp_collective(CollectiveOp::kReduceScatter);
+    expert_all_to_all();
+    permute_tokens();
+    router_softmax();
     gemm_backward(2.0 * sp_tokens_ * h_ * m_.experts, h_ * m_.experts, sp_tokens_ * h_, sp_tokens_ * m_.experts,
                   {sp_tokens_, h_, static_cast<double>(m_.experts)});
     norm(6.0);
@@ -643,7 +692,7 @@ class Builder {
   }
   double expert_params(int layer) const {
     if (!m_.is_moe_layer(layer)) return 0.0;
-    return static_cast<double>(m_.experts) / p_.ep * (gated_ + 1.0) * h_ * m_.moe_ffn_hidden;
+    return static_cast<double>(m_.experts) / p_.ep * (gated_ + 1.0) * h_ * m_.moe_ffn_hidden / etp_;
   }
   double embedding_params() const { return job_.padded_vocab() * h_ / t_; }
   bool first_chunk(int chunk) const { return stage_ == 0 && chunk == 0; }
@@ -696,8 +745,9 @@ class Builder {
       if (m_.linear_bias && !expert) v.push_back({bias, false});
     };
     const auto mlp = [&](double width, bool expert = false) {
-      linear(h_ * width * gated_ / (expert ? 1.0 : t_), width * gated_ / t_, expert);
-      linear(width * h_ / (expert ? 1.0 : t_), h_, expert);
+      const double split = expert ? etp_ : t_;
+      linear(h_ * width * gated_ / split, width * gated_ / t_, expert);
+      linear(width * h_ / split, h_, expert);
     };
     norm();
     linear(h_ * (q_ + 2.0 * kv_) / t_, (q_ + 2.0 * kv_) / t_);
@@ -954,7 +1004,7 @@ class Builder {
     if (stage_ == 0) dense += embedding_params();
     if (stage_ == p_.pp - 1 && (!m_.tied_embeddings || p_.pp > 1)) dense += embedding_params();
     const double dense_shard = p_.zero >= 1 ? dense / (static_cast<double>(p_.dp) * p_.cp) : dense;
-    const double expert_shard = p_.zero >= 1 ? expert / (static_cast<double>(p_.dp) / p_.ep * p_.cp * p_.tp) : expert;
+    const double expert_shard = p_.zero >= 1 ? expert / edp_ranks_ : expert;
     for (const auto& [d, e] : deferred_) issue_reductions(d, e);
     deferred_.clear();
     for (std::uint32_t n : outstanding_) gate(n);
@@ -1009,7 +1059,7 @@ class Builder {
   int stage_;
   LlmRankGraph out_;
   WorkGraph& g_;
-  double bpe_ = 2.0, abe_ = 2.0, t_ = 1.0, h_ = 0.0, q_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
+  double bpe_ = 2.0, abe_ = 2.0, t_ = 1.0, etp_ = 1.0, h_ = 0.0, q_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
   bool fp8_ = false;
   const KernelPricer* pricer_ = nullptr;
   const LayerSplit& split_;

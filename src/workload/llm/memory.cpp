@@ -59,7 +59,7 @@ long long padded_vocab(int vocab, int tp) {
 StageParameters stage_parameters(const TransformerShape& m, const ParallelPlan& p, int stage) {
   const double h = m.hidden, t = p.tp;
   const double attention = (h * (m.q_width() + 2.0 * kv_width(m)) + m.q_width() * h) / t;
-  const double expert = mlp_matrices(m) * h * m.moe_ffn_hidden;  // whole: expert tensor parallelism 1
+  const double expert = mlp_matrices(m) * h * m.moe_ffn_hidden;  // a whole expert
   StageParameters s;
   for_each_layer(m, p, stage, [&](int layer) {
     s.dense += attention;
@@ -69,7 +69,7 @@ StageParameters stage_parameters(const TransformerShape& m, const ParallelPlan& 
     }
     s.dense += h * m.experts;  // the router, replicated over the tensor-parallel ranks
     s.dense += m.shared_experts * expert / t;  // shared experts split as a dense MLP
-    s.expert += static_cast<double>(m.experts) / p.ep * expert;
+    s.expert += static_cast<double>(m.experts) / p.ep * expert / p.etp();  // split over the expert-tp ranks
   });
   const double embedding = static_cast<double>(padded_vocab(m.vocab, p.tp)) * h / t;
   if (stage == 0) s.dense += embedding;
@@ -109,9 +109,10 @@ double layer_activation_bytes(const TransformerShape& m, const ParallelPlan& p, 
     const double width = mlp_saved_tensors(m) * beta * tokens * m.moe_ffn_hidden;
     inside += m.shared_experts * width;
     // Each rank routes its (sequence-parallel) share of the tokens top_k
-    // times to whole experts (expert tensor parallelism 1); balanced routing
-    // brings as many back: the experts' inputs and inner tensors.
-    routed = m.top_k * (beta * tokens * h + width) / seq_split;
+    // times; balanced routing brings as many back, all-gathered over the
+    // expert-tp ranks (expert tensor parallelism etp), each keeping 1/etp of
+    // the inner tensors: the experts' inputs and inner tensors.
+    routed = m.top_k * (beta * tokens * h * p.etp() + width) / seq_split;
   }
   return outside / seq_split + inside / t + routed;
 }
@@ -143,9 +144,10 @@ MemoryBreakdown memory_per_gpu(const TransformerShape& m, const ParallelPlan& p,
   const StageParameters params = stage_parameters(m, p, stage);
   r.parameters = params.total();
   const double d_dense = static_cast<double>(p.dp) * p.cp;
-  // Whole experts: every tensor-, context- and data-parallel rank holding the
-  // same ones shares their states (RankLayout::expert_dp_group).
-  const double d_expert = static_cast<double>(p.tp) * p.cp * p.dp / p.ep;
+  // Every context- and data-parallel rank holding the same experts (with
+  // whole experts, every tensor-parallel one too) shares their states
+  // (RankLayout::expert_dp_group).
+  const double d_expert = static_cast<double>(p.tp / p.etp()) * p.cp * p.dp / p.ep;
   BytesPerParameter dense = bytes_per_parameter(p.zero, d_dense, bytes_per_element);
   BytesPerParameter expert = bytes_per_parameter(p.zero, d_expert, bytes_per_element);
   if (p.zero3_keeps_params()) {

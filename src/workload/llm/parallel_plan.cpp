@@ -180,6 +180,13 @@ void check_plan(const ParallelPlan& p, const TransformerShape& m, long long gpus
   if (m.experts > 0 && p.tp > 1 && !p.sequence_parallel) {
     bad("--tp " + n(p.tp) + " with a mixture-of-experts model needs --sequence-parallel (as Megatron-Core requires)");
   }
+  if (p.expert_tp < 0 || (p.expert_tp > 1 && p.expert_tp != p.tp)) {
+    bad("--expert-tensor-parallel-size " + n(p.expert_tp) + " must be 1 or --tp " + n(p.tp) +
+        " (acesim models whole experts or experts split as the dense MLP)");
+  }
+  if (p.expert_tp > 0 && m.experts == 0) {
+    bad("--expert-tensor-parallel-size " + n(p.expert_tp) + " needs a mixture-of-experts model (this one has no experts)");
+  }
   if (p.dp % p.ep != 0) bad("--ep " + n(p.ep) + " must divide --dp " + n(p.dp) + " (experts are split over data-parallel ranks)");
   if (m.seq % (2 * p.cp) != 0 && p.cp > 1) {
     bad("--cp " + n(p.cp) + ": the sequence (" + n(m.seq) + ") must split into 2*cp = " + n(2 * p.cp) +
@@ -326,7 +333,9 @@ std::vector<Rank> RankLayout::tp_group(Rank r) const { return vary(r, true, fals
 std::vector<Rank> RankLayout::cp_group(Rank r) const { return vary(r, false, true, false, false, false); }
 std::vector<Rank> RankLayout::ep_group(Rank r) const { return vary(r, false, false, true, false, false); }
 std::vector<Rank> RankLayout::dp_group(Rank r) const { return vary(r, false, true, true, true, false); }
-std::vector<Rank> RankLayout::expert_dp_group(Rank r) const { return vary(r, true, true, false, true, false); }
+std::vector<Rank> RankLayout::expert_dp_group(Rank r) const {
+  return vary(r, plan_.etp() == 1, true, false, true, false);
+}
 std::vector<Rank> RankLayout::dpo_group(Rank r) const { return vary(r, false, false, false, true, false); }
 std::vector<Rank> RankLayout::pp_group(Rank r) const { return vary(r, false, false, false, false, true); }
 
@@ -339,6 +348,7 @@ Rank RankLayout::in_stage(Rank r, int stage) const {
 std::string describe_plan(const ParallelPlan& p, int layers) {
   std::string s = fmt::format("tp {}, pp {}, dp {}", p.tp, p.pp, p.dp);
   if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
+  if (p.etp() != p.tp) s += fmt::format(", expert tp {}", p.etp());
   if (p.cp > 1) s += fmt::format(", cp {}", p.cp);
   if (p.sequence_parallel) s += ", sequence parallel";
   if (p.zero > 0) s += fmt::format(", ZeRO {}", p.zero);

@@ -70,6 +70,14 @@ struct ParallelPlan {
   int dp = 1;  // data-parallel replicas (expert-parallel ranks included)
   int ep = 1;  // expert parallel: experts split over ep of the dp replicas
   int cp = 1;  // context parallel: the sequence split over cp ranks
+  // Expert tensor parallelism (Megatron's --expert-tensor-parallel-size):
+  // each routed expert's matrices split over etp of the tensor-parallel
+  // ranks; 0: tp, Megatron's default (the experts split as the dense MLP,
+  // the dispatched tokens all-gathered over the tensor-parallel group
+  // after the all-to-all and reduce-scattered before the one back); 1:
+  // whole experts. acesim models 1 and tp.
+  int expert_tp = 0;
+  int etp() const { return expert_tp > 0 ? expert_tp : tp; }
   bool sequence_parallel = false;  // norms and dropout split over the tp ranks' sequence
   int zero = 0;  // 0 none; 1 optimizer states, 2 + gradients, 3 + parameters sharded over dp
   int micro_batch = 1;    // sequences per micro-batch
@@ -172,9 +180,9 @@ class RankLayout {
   std::vector<Rank> cp_group(Rank r) const;
   std::vector<Rank> ep_group(Rank r) const;         // the experts' all-to-all
   std::vector<Rank> dp_group(Rank r) const;         // dense gradients (ep and dpo), cp-fused when cp > 1
-  // Expert gradients: experts are not split over tensor-parallel ranks
-  // (expert tensor parallelism 1), so every tp, cp and dpo rank holding the
-  // same experts reduces them.
+  // Expert gradients: every cp and dpo rank holding the same experts (and,
+  // with expert tensor parallelism 1, every tp rank: whole experts)
+  // reduces them.
   std::vector<Rank> expert_dp_group(Rank r) const;
   // The data-parallel ranks with the same experts and tensor slice (dpo
   // varies only): SimAI's DP_EP group.
