@@ -554,11 +554,49 @@ TEST(LlmGraph, Fp8CastsOnlyTheGemmOperands) {
   for (std::size_t i = 0; i < ga.size(); ++i) EXPECT_DOUBLE_EQ(gb[i], ga[i] / 2) << i;
   EXPECT_TRUE(bytes_of(a, KernelKind::kCast).empty());
   EXPECT_FALSE(bytes_of(b, KernelKind::kCast).empty());
-  for (LlmComm c : {LlmComm::kTp, LlmComm::kPp, LlmComm::kDp}) {
+  for (LlmComm c : {LlmComm::kTp, LlmComm::kPp}) {
     Sel all;
     all.comm = c;
     EXPECT_EQ(comm_bytes(a, all), comm_bytes(b, all)) << to_string(c);
     EXPECT_FALSE(comm_bytes(a, all).empty()) << to_string(c);
+  }
+  // The gradients' and parameters' collectives (after the backward); FP8
+  // adds the amax reductions inside the passes (the next test).
+  const Sel step = coll(LlmComm::kDp, CollectiveOp::kReduceScatter, LlmPass::kOptimizer);
+  EXPECT_EQ(comm_bytes(a, step), comm_bytes(b, step));
+  EXPECT_FALSE(comm_bytes(a, step).empty());
+  const Sel gathers = coll(LlmComm::kDp, CollectiveOp::kAllGather);
+  EXPECT_EQ(comm_bytes(a, gathers), comm_bytes(b, gathers));
+}
+
+// Transformer Engine's delayed scaling: after each chunk's forward and
+// backward, the amaxes of its FP8 tensors (3 per GEMM forward, 2 backward,
+// 4 bytes each) are all-reduced over every rank of the stage, the stream
+// waiting; a concatenation before and the scale update after. None in BF16.
+TEST(LlmGraph, Fp8ReducesAmaxesPerChunkOverTheStage) {
+  ParallelPlan p = plan(2, 2, 2, 4);  // 2 micro-batches per replica
+  p.sequence_parallel = true;
+  p.schedule = PipeSchedule::kInterleaved;
+  p.virtual_stages = 2;  // 4 layers: one per chunk
+  const Topology topo = flat(8);
+  LlmOptions bf16 = one_iteration(), fp8 = one_iteration();
+  fp8.bytes_per_element = 1;
+  const LlmRankGraph a = LlmJob(small(), p, topo, bf16).build(0);
+  const LlmRankGraph b = LlmJob(small(), p, topo, fp8).build(0);
+  for (LlmPass pass : {LlmPass::kForward, LlmPass::kBackward}) {
+    const Sel amax = coll(LlmComm::kDp, CollectiveOp::kAllReduce, pass);
+    EXPECT_TRUE(comm_bytes(a, amax).empty());
+    const std::vector<double> v = comm_bytes(b, amax);
+    EXPECT_EQ(v.size(), 2u * 2);  // chunks x micro-batches
+    all_of(v, 4.0 * 4 * (pass == LlmPass::kForward ? 3 : 2), "one layer's 4 GEMMs' amaxes");
+  }
+  for (std::uint32_t n = 0; n < b.graph.size(); ++n) {
+    const GraphNode& node = b.graph.node(n);
+    if (node.kind != WorkNodeKind::kCollective || b.tags[n].comm != LlmComm::kDp) continue;
+    const CollectiveSpec& c = b.graph.collective(node.payload);
+    if (c.op == CollectiveOp::kAllReduce && b.tags[n].pass != LlmPass::kOptimizer) {
+      EXPECT_EQ(c.members, (std::vector<Rank>{0, 1, 2, 3}));  // stage 0: tp x dp
+    }
   }
 }
 

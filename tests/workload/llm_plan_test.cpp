@@ -92,7 +92,7 @@ TEST(LlmLayout, EveryKindOfGroupPartitionsTheRanks) {
       {"tp", layout_plan(), &RankLayout::tp_group, 2},  {"cp", layout_plan(), &RankLayout::cp_group, 2},
       {"ep", layout_plan(), &RankLayout::ep_group, 2},  {"dp", layout_plan(), &RankLayout::dp_group, 8},
       {"edp", layout_plan(), &RankLayout::expert_dp_group, 4}, {"edp of whole experts", whole, &RankLayout::expert_dp_group, 8},
-      {"pp", layout_plan(), &RankLayout::pp_group, 2}};
+      {"pp", layout_plan(), &RankLayout::pp_group, 2}, {"stage", layout_plan(), &RankLayout::stage_group, 16}};
   for (const auto& [name, plan, fn, size] : kinds) {
     const RankLayout l(plan);
     std::set<std::vector<Rank>> groups;

@@ -178,6 +178,9 @@ constexpr int kBlockingFetchProfiledRanks = 8;
 // parameters used in between within which a gathered one is kept.
 constexpr double kPersistenceElements = 1e5;
 constexpr double kReuseDistanceElements = 1e9;
+// FP8 amax history length: NeMo's recipes' fp8_amax_history_len (e.g.
+// dgxc-benchmarking's grok1_314b.yaml; Megatron-LM's own default is 1).
+constexpr double kAmaxHistory = 1024.0;
 
 class Builder {
  public:
@@ -211,6 +214,7 @@ class Builder {
     dp_ranks_ = static_cast<int>(l.dp_group(r).size());
     edp_ranks_ = static_cast<int>(l.expert_dp_group(r).size());
     ep_ = llm_group_spec(l.ep_group(r), topo, listed);
+    if (fp8_) amax_ = llm_group_spec(l.stage_group(r), topo, listed);
     if (p_.pp > 1 && m_.tied_embeddings && (stage_ == 0 || stage_ == p_.pp - 1)) {
       emb_ = llm_group_spec({l.in_stage(r, 0), l.in_stage(r, p_.pp - 1)}, topo, true);
     }
@@ -904,6 +908,7 @@ class Builder {
       layer_forward(layer);
     }
     layer_ = -1;
+    amax_reduction(op.chunk, true);
     if (last_chunk(op.chunk)) {
       gather_for_use(head_slot(), m_.tied_embeddings && p_.pp == 1 ? 0.0 : embedding_params(), 0.0);
       lm_head_forward();
@@ -914,6 +919,34 @@ class Builder {
     const ChunkPos next = next_chunk(p_.pp, p_.virtual_stages, stage_, op.chunk);
     if (next.valid()) sent.chunk = next.chunk;
     send_to(next, sent);
+  }
+  // Transformer Engine's delayed scaling (FP8): where Megatron-Core's
+  // fp8_autocast around the chunk's layers exits (forward) and where the
+  // backward of its first FP8 GEMM ends (backward), the amaxes of the
+  // region's FP8 tensors (3 per GEMM forward: input, weight, output; 2
+  // backward: the gradients) are concatenated (a kernel), all-reduced (MAX)
+  // over the stage's ranks, Megatron-Core's amax reduction group, with the
+  // stream waiting for it (async_op=False), and the scales updated from
+  // the amax histories (one fused kernel; NeMo's recipes keep 1024 steps).
+  // The recomputed forward reuses the saved scales. Its wait counts as
+  // data-parallel communication.
+  void amax_reduction(int chunk, bool forward) {
+    if (!fp8_) return;
+    double gemms = 0.0;
+    for (int i = 0; i < chunk_layers(chunk); ++i) {
+      const int layer = layer_index(chunk, i);
+      gemms += 2.0;  // QKV, output projection
+      if (!m_.is_moe_layer(layer)) {
+        gemms += 2.0;
+      } else {
+        gemms += 2.0 * (local_experts() + (m_.shared_experts > 0 ? 1.0 : 0.0));
+      }
+    }
+    if (gemms == 0.0) return;
+    const double tensors = gemms * (forward ? 3.0 : 2.0), amax_bytes = 4.0 * tensors;
+    compute(desc(KernelKind::kCast, 0.0, 2.0 * amax_bytes, tensors, 1.0), 1.0);
+    collective(amax_, CollectiveOp::kAllReduce, amax_bytes, LlmComm::kDp, true);
+    compute(desc(KernelKind::kCast, 0.0, (kAmaxHistory + 3.0) * amax_bytes, tensors, kAmaxHistory), 1.0);
   }
   void lm_head_forward() {
     norm(4.0);  // final norm
@@ -955,6 +988,7 @@ class Builder {
       reduce_gradients(dense_params(layer), expert_params(layer), last_mb);
     }
     layer_ = -1;
+    amax_reduction(op.chunk, false);
     if (first_chunk(op.chunk)) {
       // The mirror of the forward's reduce-scatter, then the scatter-add.
       if (p_.sequence_parallel) collective(tp_, CollectiveOp::kAllGather, tokens_ * h_ * abe_, LlmComm::kTp, true);
@@ -1064,7 +1098,7 @@ class Builder {
   const KernelPricer* pricer_ = nullptr;
   const LayerSplit& split_;
   std::vector<int> chunk_slot_;  // per chunk: its first layer's slot
-  std::optional<CollectiveSpec> tp_, dp_, edp_, ep_, emb_;
+  std::optional<CollectiveSpec> tp_, dp_, edp_, ep_, emb_, amax_;
   int dp_ranks_ = 1, edp_ranks_ = 1;  // the ranks of dp_ and edp_
   Rank cp_next_ = 0, cp_prev_ = 0;
   std::int64_t cp_tag_ = 0;

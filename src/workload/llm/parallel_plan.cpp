@@ -337,6 +337,7 @@ std::vector<Rank> RankLayout::expert_dp_group(Rank r) const {
   return vary(r, plan_.etp() == 1, true, false, true, false);
 }
 std::vector<Rank> RankLayout::dpo_group(Rank r) const { return vary(r, false, false, false, true, false); }
+std::vector<Rank> RankLayout::stage_group(Rank r) const { return vary(r, true, true, true, true, false); }
 std::vector<Rank> RankLayout::pp_group(Rank r) const { return vary(r, false, false, false, false, true); }
 
 Rank RankLayout::in_stage(Rank r, int stage) const {

@@ -187,6 +187,9 @@ class RankLayout {
   // The data-parallel ranks with the same experts and tensor slice (dpo
   // varies only): SimAI's DP_EP group.
   std::vector<Rank> dpo_group(Rank r) const;
+  // Every rank of r's pipeline stage (tp, cp, ep and dpo vary): Megatron-
+  // Core's amax reduction group for FP8.
+  std::vector<Rank> stage_group(Rank r) const;
   std::vector<Rank> pp_group(Rank r) const;         // the same rank of every stage
   // The same position in stage `stage`.
   Rank in_stage(Rank r, int stage) const;
