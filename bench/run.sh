@@ -243,5 +243,15 @@ echo "== acesim_bench_chakra (Chakra traces, one file per rank: read, then simul
 if [[ -x $build/bench/acesim_bench_chakra ]]; then
   "$build/bench/acesim_bench_chakra" | column -t -s $'\t' || { echo "bench/run.sh: acesim_bench_chakra failed" >&2; exit 2; }
 fi
+
+echo
+echo "== acesim_bench_kineto (a synthetic 100 MB PyTorch profiler trace: read)"
+if [[ -x $build/bench/acesim_bench_kineto ]]; then
+  kineto_out=$("$build/bench/acesim_bench_kineto" 100) || { echo "bench/run.sh: acesim_bench_kineto failed" >&2; exit 2; }
+  column -t -s $'\t' <<<"$kineto_out"
+  while IFS=$'\t' read -r file _ _ _ _ secs _; do
+    [[ $file == trace.json* ]] && check "100 MB Kineto trace ($file): read" "$secs" s 2 max
+  done <<<"$kineto_out"
+fi
 if ((missed)) && [[ ${ACESIM_BENCH_STRICT:-0} == 1 ]]; then exit 3; fi
 exit 0

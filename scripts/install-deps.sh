@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   cmake g++ make ninja-build pkg-config ccache
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev rapidjson-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-matplotlib python3-dev pybind11-dev
   openmpi-bin libopenmpi-dev

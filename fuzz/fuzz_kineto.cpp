@@ -1,0 +1,40 @@
+// PyTorch profiler (Kineto) traces (workload/formats/kineto_trace.cpp): the
+// streaming JSON reader and its checks. What is accepted must hold what the
+// reader promises: GPU activity, no negative durations, one thing at a time
+// per stream, every activity launched by a call of the trace, steps in order.
+#include <cstdlib>
+#include <map>
+#include <unordered_set>
+
+#include "fuzz_common.h"
+#include "workload/formats/kineto_trace.h"
+
+namespace {
+
+void check(const acesim::kineto::Trace& t) {
+  if (t.gpu.empty()) std::abort();
+  std::unordered_set<long long> launched;
+  for (const auto& r : t.runtime) {
+    if (r.dur < 0 || r.name >= t.names.size()) std::abort();
+    launched.insert(r.correlation);
+  }
+  std::map<std::pair<int, long long>, acesim::kineto::Ns> end;
+  for (const auto& a : t.gpu) {
+    if (a.dur < 0 || a.name >= t.names.size() || launched.count(a.correlation) == 0) std::abort();
+    auto [it, first] = end.try_emplace({a.device, a.stream}, a.ts + a.dur);
+    if (!first) {
+      if (a.ts < it->second) std::abort();
+      it->second = a.ts + a.dur;
+    }
+  }
+  for (std::size_t i = 1; i < t.steps.size(); ++i) {
+    if (t.steps[i].number <= t.steps[i - 1].number) std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  acesim::fuzz::expect_clean([&] { check(acesim::kineto::parse_trace(acesim::fuzz::text(data, size), "fuzz.json")); });
+  return 0;
+}
