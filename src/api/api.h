@@ -20,6 +20,7 @@
 #include "engine/progress.h"
 #include "report/collective_sweep.h"
 #include "driver/chakra_run.h"
+#include "driver/kineto_run.h"
 #include "driver/llm_run.h"
 #include "driver/training_run.h"
 
@@ -102,6 +103,8 @@ struct TrainingRequest {
   std::string chakra_prefix;  // Chakra traces PREFIX.<rank>.et
   bool chakra_flops = false;  // Chakra compute nodes through the NPU roofline
   std::string chakra_groups;  // communicator groups file (pg_name)
+  std::string kineto_path;    // a PyTorch profiler trace (driver/kineto_run.h)
+  std::string kineto_comm;    // simulated (default) | measured
   std::optional<int> batch;   // built-in models
   std::string precision;      // built-in models
   std::string kernel_times;   // transformer models: measured kernel times (compute/kernel_times.h)
@@ -151,7 +154,9 @@ struct TrainingRun {
   std::vector<ChakraReport> chakra;
   // LLM training: one report per executor.
   std::vector<LlmReport> llm;
-  std::size_t runs() const { return reports.size() + chakra.size() + llm.size(); }
+  // PyTorch profiler traces replayed: one report per executor.
+  std::vector<KinetoReport> kineto;
+  std::size_t runs() const { return reports.size() + chakra.size() + llm.size() + kineto.size(); }
 };
 // Nothing given at all (no platform, workload or executor) runs the default:
 // ResNet-50 on the default platform, sm and ace side by side.

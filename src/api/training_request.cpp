@@ -1,5 +1,6 @@
 // Training runs as users ask for them (api/api.h).
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -125,6 +126,35 @@ void run_chakra_traces(const TrainingRequest& o, const std::vector<std::string>&
   }
 }
 
+void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& executors, TrainingRun& run) {
+  if (!o.workload_file.empty() || !o.model.empty() || !o.chakra_prefix.empty()) {
+    throw InputError("--kineto cannot be combined with --workload, --model or --chakra");
+  }
+  if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to a PyTorch profiler trace");
+  if (o.batch || !o.precision.empty() || o.iterations || !o.stragglers.empty()) {
+    throw InputError("--batch, --precision, --iterations and --straggler do not apply to --kineto: the trace fixes its work and steps");
+  }
+  if (std::filesystem::is_directory(o.kineto_path)) {
+    throw InputError(o.kineto_path + ": a directory; --kineto takes one rank's trace file (.json or .json.gz), which every rank replays");
+  }
+  KinetoRunOptions ko;
+  if (o.kineto_comm.empty() || o.kineto_comm == "simulated") {
+    ko.simulate_comm = true;
+  } else if (o.kineto_comm == "measured") {
+    ko.simulate_comm = false;
+  } else {
+    throw InputError("--kineto-comm: '" + o.kineto_comm + "' is not simulated or measured");
+  }
+  const kineto::Trace trace = kineto::read_trace_file(o.kineto_path);
+  const Progress progress(o.progress);
+  for (std::size_t i = 0; i < executors.size(); ++i) {
+    PlatformConfig p = run.platform;
+    p.npu.executor = executors[i];
+    ko.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
+    run.kineto.push_back(run_kineto(p, trace, ko));
+  }
+}
+
 }  // namespace
 
 TrainingRun simulate_training(const TrainingRequest& o) {
@@ -138,7 +168,7 @@ TrainingRun simulate_training(const TrainingRequest& o) {
     run.platform.npu.fixed_kernel_times = true;
   }
   const bool nothing_given = !o.platform.given() && !astra && o.workload_file.empty() && o.model.empty() &&
-                             o.chakra_prefix.empty() && !executor_given && o.compare.empty();
+                             o.chakra_prefix.empty() && o.kineto_path.empty() && !executor_given && o.compare.empty();
   std::vector<std::string> executors;
   if (!o.compare.empty()) {
     if (executor_given) throw InputError("--compare and --executor cannot be combined");
@@ -149,8 +179,13 @@ TrainingRun simulate_training(const TrainingRequest& o) {
     executors = {run.platform.npu.executor};
   }
   const Topology topo(run.platform.dims);
-  if (!o.kernel_times.empty() && (!o.chakra_prefix.empty() || is_simai_request(o) || !o.workload_file.empty())) {
+  if (!o.kineto_comm.empty() && o.kineto_path.empty()) throw InputError("--kineto-comm applies to --kineto traces");
+  if (!o.kernel_times.empty() && (!o.chakra_prefix.empty() || !o.kineto_path.empty() || is_simai_request(o) || !o.workload_file.empty())) {
     throw InputError("--kernel-times applies to transformer models (--model); traces and workload files give their own kernel times");
+  }
+  if (!o.kineto_path.empty()) {
+    run_kineto_trace(o, executors, run);
+    return run;
   }
   if (!o.chakra_prefix.empty()) {
     if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to Chakra traces");

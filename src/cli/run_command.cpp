@@ -13,6 +13,7 @@
 #include "config/output_file.h"
 #include "config/units.h"
 #include "report/chakra_report.h"
+#include "report/kineto_report.h"
 #include "report/llm_report.h"
 #include "workload/llm/parallel_plan.h"
 #include "report/training_report.h"
@@ -172,6 +173,7 @@ nlohmann::json runs_json(const std::vector<Report>& reports, ToJson to_json) {
 nlohmann::json run_json(const api::TrainingRun& run) {
   if (!run.llm.empty()) return runs_json(run.llm, [](const LlmReport& r) { return llm_json(r); });
   if (!run.chakra.empty()) return runs_json(run.chakra, [](const ChakraReport& r) { return chakra_json(r); });
+  if (!run.kineto.empty()) return runs_json(run.kineto, [](const KinetoReport& r) { return kineto_json(r); });
   return runs_json(run.reports, [](const TrainReport& r) { return training_json(r); });
 }
 
@@ -193,6 +195,11 @@ api::TrainingRun simulate(Options& o) {
     write_llm_files(o, run.llm);
   } else if (!run.chakra.empty()) {
     write_chakra_files(o, run.chakra);
+  } else if (!run.kineto.empty()) {
+    if (!o.trace.empty()) throw InputError("--trace is not written for --kineto replays yet; --csv writes steps.csv");
+    for (const KinetoReport& k : run.kineto) {
+      if (!o.csv.empty()) write_kineto_csv(k, run.kineto.size() > 1 ? (std::filesystem::path(o.csv) / k.executor).string() : o.csv);
+    }
   } else {
     write_training_files(o, run.reports);
   }
@@ -207,6 +214,11 @@ int run(Options& o) {
   } else if (!run.llm.empty()) {
     std::fputs((run.llm.size() > 1 ? format_llm_comparison(run.llm, run.platform) : format_llm(run.llm[0], run.platform)).c_str(),
                stdout);
+  } else if (!run.kineto.empty()) {
+    for (std::size_t i = 0; i < run.kineto.size(); ++i) {
+      if (run.kineto.size() > 1) std::printf("%s== executor %s\n", i ? "\n" : "", run.kineto[i].executor.c_str());
+      std::fputs(format_kineto(run.kineto[i], run.platform).c_str(), stdout);
+    }
   } else if (!run.chakra.empty()) {
     for (std::size_t i = 0; i < run.chakra.size(); ++i) {
       if (run.chakra.size() > 1) std::printf("%s== executor %s\n", i ? "\n" : "", run.chakra[i].executor.c_str());
@@ -239,6 +251,13 @@ CommandRunner add_run_command(CLI::App& app) {
   c->add_option("--chakra-groups", o->request.chakra_groups,
                 "communicator groups of the traces' pg_name, ASTRA-sim's JSON {\"name\": [ranks...]}; each must be whole dimensions")
       ->check(non_empty());
+  c->add_option("--kineto", o->request.kineto_path,
+                "a PyTorch profiler (Kineto) trace, .json or .json.gz: every rank of its job replays it, its NCCL kernels simulated "
+                "on the platform (docs/workloads.md)")
+      ->check(non_empty());
+  c->add_option("--kineto-comm", o->request.kineto_comm,
+                "with --kineto: simulated (NCCL kernels as collectives on the platform; default) or measured (their traced durations)")
+      ->check(non_empty());
   c->add_option("--model", o->request.model, "built-in model (" + join_names(model_names()) + ") or a transformer model file (*.yaml)")->check(non_empty());
   o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
   c->add_option("--precision", o->request.precision, join_names(precision_names()) + " (built-in models)")->check(non_empty());
@@ -250,7 +269,7 @@ CommandRunner add_run_command(CLI::App& app) {
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");
   add_progress_options(c, o->progress);
-  c->add_option("--csv", o->csv, "write the CSV tables into this directory (layers.csv, collectives.csv, network.csv; with --chakra nodes.csv, network.csv)")->check(non_empty());
+  c->add_option("--csv", o->csv, "write the CSV tables into this directory (layers.csv, collectives.csv, network.csv; with --chakra nodes.csv, network.csv; with --kineto steps.csv)")->check(non_empty());
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")->check(non_empty());
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");

@@ -15,6 +15,7 @@ namespace {
 constexpr std::uint32_t kP2pKeyBase = 0x80000000u;  // endpoint unit-holding keys of messages
 constexpr std::uint64_t kTransferTag = 1ULL << 63;  // an empty message arrives
 constexpr std::uint64_t kWakeTag = 1ULL << 62;      // a rank's compute stream wakes up
+constexpr std::uint64_t kDelayTag = 1ULL << 61;     // a delay node is done: rank << 32 | node
 
 }  // namespace
 
@@ -96,6 +97,12 @@ void GraphExecutor::ready(Rank r, std::uint32_t node) {
       rs.cpu.queue.push_back(node);
       start_stream(r, rs.cpu);
       return;
+    case WorkNodeKind::kDelay: {
+      if (kept(r)) rs.timing[node].start = sim_.now();
+      const TimePs t = std::max<TimePs>(0, rs.graph->kernel(rs.graph->node(node).payload).time_ps);
+      sim_.schedule_in(t, this, kDelayTag | static_cast<std::uint64_t>(r) << 32 | node);
+      return;
+    }
     case WorkNodeKind::kCollective: issue_collective(r, node); return;
     case WorkNodeKind::kSend: issue_send(r, node); return;
     case WorkNodeKind::kRecv: issue_recv(r, node); return;
@@ -427,6 +434,14 @@ void GraphExecutor::handle_event(std::uint64_t tag) {
   }
   if (tag & kWakeTag) {
     wake(static_cast<Rank>(tag & ~kWakeTag));
+    return;
+  }
+  if (tag & kDelayTag) {
+    const auto r = static_cast<Rank>((tag & ~kDelayTag) >> 32);
+    const auto node = static_cast<std::uint32_t>(tag & 0xffffffffu);
+    const TimePs t = std::max<TimePs>(0, graph(r).kernel(graph(r).node(node).payload).time_ps);
+    completed_.push_back({r, node, sim_.now() - t});
+    drain();
     return;
   }
   const Rank r = static_cast<Rank>(tag);

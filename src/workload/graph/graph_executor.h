@@ -5,6 +5,7 @@
 //   compute stream  kCompute: one kernel at a time per rank, through the NPU
 //                   model, so kernels contend with communication at the endpoint
 //   CPU             kCpu: one at a time per rank, a pure delay
+//   nothing         kDelay: any number at once, done time_ps after ready
 //   communication   kCollective: handed to the collective engine at once;
 //                   kSend / kRecv: point-to-point messages
 //   waits           kWait: the compute stream stops there (see below)

@@ -31,6 +31,8 @@ enum class WorkNodeKind : std::uint8_t {
   kRecv,        // done when the matching message has arrived
   kWait,        // a point on the compute stream where it waits for communication
   kNop,         // takes no time (Chakra metadata, a collective with nothing to move)
+  kDelay,       // a delay that holds no resource: done its kernel's time_ps after it is ready
+                // (a launch's latency, communication of a measured duration)
 };
 
 // When a wait node lets the compute stream go on (GraphExecutor has the
@@ -85,7 +87,7 @@ class WorkGraph {
   // training step issues the same few collectives thousands of times).
   std::uint32_t add_collective(CollectiveSpec c);
   std::uint32_t add_message(const MessageSpec& m);
-  // kCompute / kCpu: payload is a kernel; kCollective a collective; kSend /
+  // kCompute / kCpu / kDelay: payload is a kernel; kCollective a collective; kSend /
   // kRecv a message; kNop none. Deps carry no delay.
   std::uint32_t add_node(WorkNodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps);
   // A wait after compute-stream node `after`, on communication nodes `comm`.

@@ -167,6 +167,7 @@ chakra::Node convert(const LlmRankGraph& g, std::uint32_t i, Rank r, const NpuCo
       break;
     }
     case WorkNodeKind::kWait:
+    case WorkNodeKind::kDelay:
       throw std::logic_error("Chakra export: the LLM generator made a node the format has no counterpart for");
   }
   return n;

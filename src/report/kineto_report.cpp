@@ -1,0 +1,98 @@
+#include "report/kineto_report.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "config/csv.h"
+#include "config/output_file.h"
+#include "report/collective_sweep.h"
+
+namespace acesim {
+namespace {
+
+double ms(TimePs t) { return static_cast<double>(t) / 1e9; }
+
+std::string comm_line(const KinetoReport& r) {
+  const KinetoReplay& c = r.counts;
+  std::string s = fmt::format("{} NCCL kernels: {} simulated as collectives on the platform, {} at their measured duration",
+                              c.collectives_simulated + c.collectives_measured, c.collectives_simulated, c.collectives_measured);
+  for (const auto& [why, n] : c.measured_why) s += fmt::format("\n#   {} measured: {}", n, why);
+  return s;
+}
+
+}  // namespace
+
+std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform) {
+  const KinetoReplay& c = r.counts;
+  std::string out = fmt::format("# acesim run: PyTorch profiler trace {}{} replayed by {} of {} GPUs (every rank replays this trace)\n", r.file,
+                                r.device.empty() ? "" : " (" + r.device + ")", r.job_ranks, r.npus);
+  out += fmt::format("# platform: {} ({}); executor {}\n", describe_platform(platform), platform.source, r.executor);
+  out += fmt::format("# GPU work: {} kernels, {} copies, {} sets on {} streams (compute stream {}; {} on other streams, as measured)\n",
+                     c.kernels, c.copies, c.sets, c.streams, c.main_stream, c.side_stream_activities);
+  out += fmt::format("# CPU: {} launches, {} synchronisations; median launch latency {:.3f} us\n", c.launches, c.syncs,
+                     static_cast<double>(c.median_launch_latency) / 1e3);
+  out += "# " + comm_line(r) + "\n";
+  if (c.collectives_simulated + c.collectives_measured > 0) {
+    out += fmt::format("# rank 0's NCCL kernels: {:.3f} ms traced, {:.3f} ms replayed (the whole trace)\n", ms(r.comm_measured_ps),
+                       ms(r.comm_replayed_ps));
+  }
+  out += fmt::format("# rank 0's GPU activities starting within 1 us of their measured start: {} of {} (largest gap {:.3f} us)\n",
+                     r.activities_on_time, r.activities, ps_to_us(r.largest_start_gap_ps));
+  out += fmt::format("{:>12} {:>14} {:>14} {:>9}\n", "step", "measured (ms)", "replayed (ms)", "error");
+  TimePs measured = 0, replayed = 0;
+  for (const KinetoStepRecord& s : r.steps) {
+    out += fmt::format("{:>12} {:>14.3f} {:>14.3f} {:>+8.2f}%\n", s.number, ms(s.measured_ps), ms(s.replayed_ps), 100.0 * s.error());
+    measured += s.measured_ps;
+    replayed += s.replayed_ps;
+  }
+  if (r.steps.size() > 1) {
+    const double n = static_cast<double>(r.steps.size());
+    out += fmt::format("{:>12} {:>14.3f} {:>14.3f} {:>+8.2f}%\n", "mean", ms(measured) / n, ms(replayed) / n,
+                       measured > 0 ? 100.0 * (static_cast<double>(replayed) / static_cast<double>(measured) - 1.0) : 0.0);
+  }
+  return out;
+}
+
+nlohmann::json kineto_json(const KinetoReport& r) {
+  const KinetoReplay& c = r.counts;
+  nlohmann::json steps = nlohmann::json::array(), times = nlohmann::json::array();
+  for (const KinetoStepRecord& s : r.steps) {
+    steps.push_back({{"step", s.number}, {"measured_ns", s.measured_ps / 1000}, {"replayed_ns", s.replayed_ps / 1000}, {"error", s.error()}});
+    times.push_back(s.replayed_ps / 1000);
+  }
+  nlohmann::json why = nlohmann::json::object();
+  for (const auto& [w, n] : c.measured_why) why[w] = n;
+  return {{"kineto", r.file},
+          {"device", r.device},
+          {"platform", r.platform},
+          {"executor", r.executor},
+          {"job_ranks", r.job_ranks},
+          {"npus", r.npus},
+          {"communication", r.simulate_comm ? "simulated" : "measured"},
+          {"iteration_times_ns", times},
+          {"steps", steps},
+          {"gpu", {{"kernels", c.kernels}, {"copies", c.copies}, {"sets", c.sets}, {"streams", c.streams},
+                   {"compute_stream", c.main_stream}, {"side_stream_activities", c.side_stream_activities}}},
+          {"cpu", {{"launches", c.launches}, {"synchronisations", c.syncs}, {"median_launch_latency_ns", c.median_launch_latency},
+                   {"compute_waits_for_collectives", c.compute_waits}}},
+          {"collectives", {{"simulated", c.collectives_simulated}, {"measured", c.collectives_measured}, {"measured_why", why}}},
+          {"activities", r.activities},
+          {"activities_on_time", r.activities_on_time},
+          {"largest_start_gap_ns", r.largest_start_gap_ps / 1000},
+          {"communication_ns", {{"traced", r.comm_measured_ps / 1000}, {"replayed", r.comm_replayed_ps / 1000}}},
+          {"total_ns", r.total_ps / 1000},
+          {"events", r.events}};
+}
+
+void write_kineto_csv(const KinetoReport& r, const std::string& dir) {
+  std::string text = "step,measured_ns,replayed_ns,error\n";
+  for (const KinetoStepRecord& s : r.steps) {
+    text += (CsvLine() << s.number << s.measured_ps / 1000 << s.replayed_ps / 1000 << s.error()).text();
+  }
+  create_output_directory(dir, "--csv");
+  write_output_file((std::filesystem::path(dir) / "steps.csv").string(), text, "--csv");
+}
+
+}  // namespace acesim

@@ -1,0 +1,361 @@
+// A PyTorch profiler trace as one rank's work graph (kineto_replay.h).
+#include "workload/formats/kineto_replay.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "config/input_error.h"
+#include "workload/formats/format_registry.h"
+
+namespace acesim {
+namespace {
+
+using kineto::GpuActivity;
+using kineto::Ns;
+using kineto::RuntimeCall;
+using kineto::Trace;
+
+constexpr Ns kQueuedNs = 1000;  // an activity starting within 1 us of its stream's previous end queued behind it
+
+bool synchronises(std::string_view name) {
+  return name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
+         name == "cudaMemcpy" || name == "cuCtxSynchronize" || name == "cuStreamSynchronize" || name == "cuEventSynchronize";
+}
+
+// One point of the merged launch timeline, in time order.
+struct Point {
+  enum Kind : std::uint8_t { kStepStart, kLaunch, kSync, kWaitEvent, kEnd } kind;
+  Ns ts = 0;
+  std::size_t index = 0;  // kLaunch / kSync / kWaitEvent: the runtime call; kStepStart: the step
+};
+
+std::string short_name(const std::string& n) { return n.size() > 80 ? n.substr(0, 77) + "..." : n; }
+
+}  // namespace
+
+std::optional<CollectiveOp> kineto_collective_op(std::string_view n) {
+  if (n == "allreduce" || n == "all_reduce") return CollectiveOp::kAllReduce;
+  if (n == "allgather" || n == "all_gather" || n == "_allgather_base" || n == "allgather_into_tensor_coalesced" ||
+      n == "all_gather_into_tensor") {
+    return CollectiveOp::kAllGather;
+  }
+  if (n == "reduce_scatter" || n == "_reduce_scatter_base" || n == "reduce_scatter_tensor" ||
+      n == "reduce_scatter_tensor_coalesced") {
+    return CollectiveOp::kReduceScatter;
+  }
+  if (n == "broadcast") return CollectiveOp::kBroadcast;
+  if (n == "reduce") return CollectiveOp::kReduce;
+  if (n == "all_to_all" || n == "alltoall" || n == "alltoall_base" || n == "all_to_all_single") return CollectiveOp::kAllToAll;
+  return std::nullopt;
+}
+
+int kineto_dtype_bytes(std::string_view d) {
+  if (d == "Float" || d == "Int" || d == "Int32" || d == "UInt32") return 4;
+  if (d == "Half" || d == "BFloat16" || d == "Short" || d == "Int16") return 2;
+  if (d == "Double" || d == "Long" || d == "Int64" || d == "UInt64") return 8;
+  if (d == "Byte" || d == "Char" || d == "Bool" || d == "Int8" || d == "UInt8" || d.starts_with("Float8")) return 1;
+  return 0;
+}
+
+void register_kineto_format(WorkloadFormatRegistry& registry) {
+  WorkloadFormatEntry e;
+  e.name = "kineto";
+  e.aliases = {"pytorch-profiler", "torch-profiler"};
+  e.help = "a PyTorch profiler (Kineto) trace, .json or .json.gz: one rank's kernels, launches and NCCL collectives, replayed by every rank";
+  e.option = "--kineto FILE";
+  registry.add(std::move(e));
+}
+
+KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
+  KinetoReplay out;
+  WorkGraph& g = out.graph;
+  g.source = t.file;
+
+  // The busiest stream (by the time of its non-NCCL work) is the compute stream.
+  std::map<std::pair<int, long long>, Ns> busy;
+  std::set<std::pair<int, long long>> streams;
+  for (const GpuActivity& a : t.gpu) {
+    streams.insert({a.device, a.stream});
+    if (!a.nccl) busy[{a.device, a.stream}] += a.dur;
+  }
+  out.streams = static_cast<int>(streams.size());
+  std::pair<int, long long> main{t.gpu.front().device, t.gpu.front().stream};
+  Ns most = -1;
+  for (const auto& [s, ns] : busy) {
+    if (ns > most) {
+      most = ns;
+      main = s;
+    }
+  }
+  out.main_stream = main.second;
+
+  // Each activity's launching call, and launch latencies.
+  std::unordered_map<long long, std::size_t> call_of;
+  call_of.reserve(t.runtime.size());
+  for (std::size_t i = 0; i < t.runtime.size(); ++i) call_of.emplace(t.runtime[i].correlation, i);
+  std::vector<std::size_t> launcher(t.gpu.size());
+  // Launch latencies: where an activity started within 1 us of the end of
+  // work it waits for (its stream's previous activity, or a dependency across
+  // streams below), that end, not its launch, set its start: its own latency
+  // is unknown and the trace's median (over the activities that did not
+  // queue behind their stream) stands for it.
+  std::vector<Ns> latency(t.gpu.size(), 0);
+  {
+    std::map<std::pair<int, long long>, Ns> stream_end;
+    std::vector<Ns> free_latencies;
+    for (std::size_t k = 0; k < t.gpu.size(); ++k) {
+      const GpuActivity& a = t.gpu[k];
+      launcher[k] = call_of.at(a.correlation);  // the reader checked every correlation
+      latency[k] = std::max<Ns>(0, a.ts - t.runtime[launcher[k]].ts);
+      const auto it = stream_end.find({a.device, a.stream});
+      if (it == stream_end.end() || a.ts - it->second >= kQueuedNs) free_latencies.push_back(latency[k]);
+      stream_end[{a.device, a.stream}] = a.ts + a.dur;
+    }
+    if (!free_latencies.empty()) {
+      std::nth_element(free_latencies.begin(), free_latencies.begin() + static_cast<std::ptrdiff_t>(free_latencies.size() / 2),
+                       free_latencies.end());
+      out.median_launch_latency = free_latencies[free_latencies.size() / 2];
+    }
+  }
+
+  // The merged timeline: launches, synchronisations, waits on events, steps.
+  std::vector<std::vector<std::size_t>> launched(t.runtime.size());
+  for (std::size_t k = 0; k < t.gpu.size(); ++k) launched[launcher[k]].push_back(k);
+  std::vector<Point> points;
+  for (std::size_t i = 0; i < t.runtime.size(); ++i) {
+    const std::string& name = t.name_of(t.runtime[i].name);
+    if (!launched[i].empty()) {
+      points.push_back({Point::kLaunch, t.runtime[i].ts, i});
+    } else if (synchronises(name)) {
+      points.push_back({Point::kSync, t.runtime[i].ts, i});
+    } else if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") {
+      points.push_back({Point::kWaitEvent, t.runtime[i].ts, i});
+    }
+  }
+  for (std::size_t s = 0; s < t.steps.size(); ++s) points.push_back({Point::kStepStart, t.steps[s].ts, s});
+  Ns last_gpu_end = 0;
+  for (const GpuActivity& a : t.gpu) last_gpu_end = std::max(last_gpu_end, a.ts + a.dur);
+  const Ns end_ts = t.steps.empty() ? last_gpu_end : t.steps.back().ts + t.steps.back().dur;
+  points.push_back({Point::kEnd, end_ts, 0});
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
+
+  const auto delay = [&](Ns ns, std::span<const std::uint32_t> deps) {
+    Kernel k;
+    k.time_ps = std::max<Ns>(0, ns) * 1000;
+    return g.add_node(WorkNodeKind::kDelay, g.add_kernel(k), deps);
+  };
+  std::uint32_t chain = WorkGraph::kNone;
+  Ns release = points.front().ts;
+  std::vector<std::uint32_t> awaited;  // GPU nodes the next chain point waits for (after a sync)
+  std::map<std::pair<int, long long>, std::uint32_t> last_on_stream;
+  std::map<std::pair<int, long long>, Ns> last_end_on_stream;  // measured
+  // The compute stream's nodes so far, with their measured ends (increasing).
+  std::vector<std::pair<std::uint32_t, Ns>> main_nodes;
+  // A NCCL launch and its measured end: per thread, until another launch;
+  // then what the thread's next compute launch waits for.
+  struct Pending {
+    std::uint32_t node;
+    Ns end;
+  };
+  std::map<long long, Pending> nccl_last_launched_by;
+  std::map<long long, Pending> compute_waits_for;
+  std::vector<std::uint32_t> node_of(t.gpu.size(), WorkGraph::kNone);
+  const std::set<int> whole_job = [&] {
+    std::set<int> s;
+    for (long long r = 0; r < o.job_ranks; ++r) s.insert(static_cast<int>(r));
+    return s;
+  }();
+
+  const auto measured_collective = [&](const std::string& why) {
+    ++out.collectives_measured;
+    ++out.measured_why[why];
+  };
+  // The collective a NCCL kernel stands for, or nullopt (measured) with the reason counted.
+  const auto collective_of = [&](const GpuActivity& a) -> std::optional<CollectiveSpec> {
+    if (!o.simulate_comm) {
+      measured_collective("communication kept at its measured duration");
+      return std::nullopt;
+    }
+    if (!a.collective) {
+      measured_collective("the kernel's arguments do not name its collective (a PyTorch before 2.1)");
+      return std::nullopt;
+    }
+    const kineto::Collective& c = *a.collective;
+    const std::optional<CollectiveOp> op = kineto_collective_op(c.name);
+    if (!op) {
+      measured_collective(fmt::format("collective '{}' is not simulated", c.name));
+      return std::nullopt;
+    }
+    const int bytes = kineto_dtype_bytes(c.dtype);
+    const long long elements = *op == CollectiveOp::kAllGather ? c.out_elements : c.in_elements;
+    if (bytes == 0 || elements < 0) {
+      measured_collective(bytes == 0 ? fmt::format("dtype '{}' has no known size", c.dtype) : "no message size");
+      return std::nullopt;
+    }
+    std::vector<int> ranks = c.group_ranks;
+    if (ranks.empty()) {
+      for (const kineto::ProcessGroup& pg : t.groups) {
+        if (pg.name == c.group_name) ranks = pg.ranks;
+      }
+    }
+    if (ranks.empty() && c.group_size > 0 && c.group_size == o.job_ranks) ranks.assign(whole_job.begin(), whole_job.end());
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    if (ranks.empty()) {
+      measured_collective("its group's ranks are not in the trace");
+      return std::nullopt;
+    }
+    for (int r : ranks) {
+      if (r >= o.job_ranks) {
+        throw InputError(fmt::format("{}: event '{}' at ts {:.3f}: its group names rank {}, but the job has {} ranks", t.file,
+                                     short_name(t.name_of(a.name)), static_cast<double>(a.ts) / 1e3, r, o.job_ranks));
+      }
+    }
+    if (static_cast<long long>(ranks.size()) != o.job_ranks) {
+      // Every rank replays this one trace: a group that is not the whole
+      // job would stand for different groups on different ranks.
+      measured_collective("its group is not the whole job (one rank's trace stands for every rank)");
+      return std::nullopt;
+    }
+    if (ranks.size() < 2) {
+      measured_collective("a group of one rank");
+      return std::nullopt;
+    }
+    CollectiveSpec spec;
+    spec.op = *op;
+    spec.bytes = static_cast<double>(elements) * bytes;
+    spec.name = c.name;
+    spec.members.assign(ranks.begin(), ranks.end());
+    return spec;
+  };
+
+  for (const Point& p : points) {
+    // The chain reaches the point: the CPU's own time since the last release.
+    std::vector<std::uint32_t> deps = std::move(awaited);
+    awaited.clear();
+    if (chain != WorkGraph::kNone) deps.push_back(chain);
+    chain = delay(p.ts - release, deps);
+    release = p.ts;
+    switch (p.kind) {
+      case Point::kStepStart:
+        out.anchors.push_back(chain);
+        out.anchor_measured_ns.push_back(p.ts);
+        out.step_numbers.push_back(t.steps[p.index].number);
+        break;
+      case Point::kEnd:
+        if (out.anchors.empty()) {  // no ProfilerStep: the whole trace is one iteration
+          out.anchors.push_back(0);
+          out.anchor_measured_ns.push_back(points.front().ts);
+          out.step_numbers.push_back(0);
+        }
+        out.anchors.push_back(chain);
+        out.anchor_measured_ns.push_back(p.ts);
+        break;
+      case Point::kSync: {
+        ++out.syncs;
+        // What it waited for: on each stream, the last activity launched
+        // before it that had ended when the call returned.
+        const RuntimeCall& call = t.runtime[p.index];
+        Ns done = p.ts;
+        for (const auto& [s, n] : last_on_stream) {
+          const Ns e = last_end_on_stream[s];
+          if (e <= call.ts + call.dur) {
+            awaited.push_back(n);
+            done = std::max(done, e);
+          }
+        }
+        release = done;
+        break;
+      }
+      case Point::kWaitEvent: {
+        const long long tid = t.runtime[p.index].tid;
+        const auto it = nccl_last_launched_by.find(tid);
+        if (it != nccl_last_launched_by.end()) compute_waits_for[tid] = it->second;
+        break;
+      }
+      case Point::kLaunch: {
+        ++out.launches;
+        const long long tid = t.runtime[p.index].tid;
+        for (std::size_t k : launched[p.index]) {
+          const GpuActivity& a = t.gpu[k];
+          const std::pair<int, long long> s{a.device, a.stream};
+          std::vector<std::uint32_t> gdeps;
+          bool waited = false;  // it started as work it waits for ended
+          const auto after = [&](Ns end) { waited = waited || (end <= a.ts + kQueuedNs && a.ts - end < kQueuedNs); };
+          if (const auto it = last_on_stream.find(s); it != last_on_stream.end()) {
+            gdeps.push_back(it->second);
+            after(last_end_on_stream[s]);
+          }
+          std::uint32_t n = WorkGraph::kNone;
+          Kernel measured;
+          measured.time_ps = a.dur * 1000;
+          const bool on_main = s == main;
+          if (a.nccl) {
+            // The compute-stream work launched before it that had ended
+            // when it started (a dependency the measurement contradicts
+            // cannot have been there).
+            for (auto it = main_nodes.rbegin(); it != main_nodes.rend(); ++it) {
+              if (it->second <= a.ts + kQueuedNs) {
+                gdeps.push_back(it->first);
+                after(it->second);
+                break;
+              }
+            }
+          } else if (on_main) {
+            if (const auto w = compute_waits_for.find(tid); w != compute_waits_for.end()) {
+              if (a.ts + kQueuedNs >= w->second.end) {  // it did start after the collective ended
+                gdeps.push_back(w->second.node);
+                after(w->second.end);
+                ++out.compute_waits;
+              }
+              compute_waits_for.erase(w);
+            }
+          }
+          const std::uint32_t launch[1] = {chain};
+          gdeps.push_back(delay(waited ? std::min(latency[k], out.median_launch_latency) : latency[k], launch));
+          if (a.nccl) {
+            const std::optional<CollectiveSpec> c = collective_of(a);
+            if (c) {
+              ++out.collectives_simulated;
+              n = g.add_node(WorkNodeKind::kCollective, g.add_collective(*c), gdeps);
+            } else {
+              n = g.add_node(WorkNodeKind::kDelay, g.add_kernel(measured), gdeps);
+            }
+            nccl_last_launched_by[tid] = {n, a.ts + a.dur};
+          } else {
+            nccl_last_launched_by.erase(tid);
+            if (a.kind == kineto::GpuKind::kKernel) ++out.kernels;
+            if (a.kind == kineto::GpuKind::kMemcpy) ++out.copies;
+            if (a.kind == kineto::GpuKind::kMemset) ++out.sets;
+            if (on_main) {
+              n = g.add_node(WorkNodeKind::kCompute, g.add_kernel(measured), gdeps);
+              main_nodes.emplace_back(n, a.ts + a.dur);
+            } else {
+              ++out.side_stream_activities;
+              n = g.add_node(WorkNodeKind::kDelay, g.add_kernel(measured), gdeps);
+            }
+          }
+          node_of[k] = n;
+          last_on_stream[s] = n;
+          last_end_on_stream[s] = a.ts + a.dur;
+        }
+        break;
+      }
+    }
+  }
+  out.activity_nodes = std::move(node_of);
+  out.origin_ns = points.front().ts;
+  // The run ends once the GPU is done too.
+  std::vector<std::uint32_t> tail = {chain};
+  for (const auto& [s, n] : last_on_stream) tail.push_back(n);
+  g.add_node(WorkNodeKind::kNop, 0, tail);
+  g.finish();
+  return out;
+}
+
+}  // namespace acesim

@@ -1,0 +1,75 @@
+// A PyTorch profiler trace (kineto_trace.h) as one rank's work graph: what
+// the GPU did, launched when the CPU launched it (docs/workloads.md,
+// "Replaying a PyTorch profiler trace").
+//
+// The CPU side is the trace's launch timeline: every CUDA runtime or driver
+// call that launched GPU work or synchronised with it, on all of the rank's
+// threads merged in time, is a point of a chain of delays (kDelay: the CPU's
+// own time is the trace's, whatever the GPU does); a point after a
+// synchronising call (cudaDeviceSynchronize, cudaStreamSynchronize,
+// cudaEventSynchronize, cudaMemcpy) also waits for every GPU activity
+// launched before it. The GPU side: each activity waits for its launch
+// point plus its launch latency (as measured where it did not queue behind
+// its stream, else the trace's median), and for the activity before it on
+// its stream. The busiest stream's kernels, copies and sets run on the
+// rank's compute stream at their measured durations; other streams' beside
+// it as delays. NCCL kernels wait for the compute-stream work launched
+// before them (PyTorch records an event there and makes NCCL's stream wait
+// for it); compute-stream work launched after a cudaStreamWaitEvent that
+// follows a NCCL launch waits for that collective (work.wait()). With
+// `simulate_comm` a NCCL kernel whose arguments name its collective, size
+// and group runs as that collective on the platform; any other NCCL kernel
+// (older traces, unknown collectives) keeps its measured duration, and the
+// replay says how many and why.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "workload/formats/kineto_trace.h"
+#include "workload/graph/work_graph.h"
+
+namespace acesim {
+
+struct KinetoReplayOptions {
+  bool simulate_comm = true;
+  long long job_ranks = 1;  // ranks of the job (the platform's first ones); groups must lie within
+};
+
+struct KinetoReplay {
+  WorkGraph graph;
+  // Chain nodes reached at each ProfilerStep's start, and one at the last
+  // step's end: step k is replayed from anchor[k] to anchor[k + 1]. With no
+  // ProfilerStep, the trace's first and last launch.
+  std::vector<std::uint32_t> anchors;
+  std::vector<kineto::Ns> anchor_measured_ns;  // where each anchor lies in the trace
+  std::vector<long long> step_numbers;         // one per step (anchors - 1)
+  // What the graph holds.
+  long long kernels = 0, copies = 0, sets = 0;
+  long long side_stream_activities = 0;  // on streams other than the busiest (as delays)
+  long long collectives_simulated = 0;
+  long long collectives_measured = 0;   // NCCL kernels at their measured duration
+  std::map<std::string, long long> measured_why;  // reason -> count
+  long long launches = 0, syncs = 0, compute_waits = 0;
+  // Each GPU activity's node (trace order), and the measured start of the
+  // first chain point (the replay's time 0).
+  std::vector<std::uint32_t> activity_nodes;
+  kineto::Ns origin_ns = 0;
+  long long main_stream = 0;
+  int streams = 0;
+  kineto::Ns median_launch_latency = 0;
+};
+
+// Throws InputError (naming the trace and the event) for what cannot be
+// replayed: a collective group with ranks outside the job.
+KinetoReplay kineto_replay(const kineto::Trace& trace, const KinetoReplayOptions& options);
+
+// A NCCL collective's name in a trace ("allreduce", "_allgather_base", ...)
+// as an operation; nullopt for names acesim does not simulate.
+std::optional<CollectiveOp> kineto_collective_op(std::string_view name);
+// Bytes per element of a trace's dtype ("Float", "BFloat16", ...); 0 when unknown.
+int kineto_dtype_bytes(std::string_view dtype);
+
+}  // namespace acesim
