@@ -23,6 +23,7 @@
 #include "reproduce/llm_offload.h"
 #include "reproduce/megatron.h"
 #include "reproduce/llm_runs.h"
+#include "reproduce/kineto_replays.h"
 #include "reproduce/megatron_h100.h"
 #include "reproduce/nccl_tests.h"
 #include "reproduce/simai.h"
@@ -102,6 +103,15 @@ int run_llm_runs_study(const Options& o) {
   return kExitOk;
 }
 
+int run_kineto_replays_study(const Options& o) {
+  const std::string out = o.out.empty() ? "kineto" : o.out;
+  const KinetoStudy study = run_kineto_study(o.data);
+  write_kineto_study(study, out);
+  std::printf("%s", kineto_study_tables(study).c_str());
+  std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int run_simai_study(const Options& o) {
   const std::string out = o.out.empty() ? "simai" : o.out;
   const SimaiStudy study = run_simai(o.data);
@@ -145,9 +155,10 @@ int run(const Options& o) {
   if (o.study == "megatron") return run_megatron_study(o);
   if (o.study == "llm-runs") return run_llm_runs_study(o);
   if (o.study == "simai") return run_simai_study(o);
+  if (o.study == "kineto") return run_kineto_replays_study(o);
   if (o.study == "megatron-h100") return run_megatron_h100_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "llm-runs", "simai"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "llm-runs", "simai", "kineto"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -184,11 +195,11 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "reproduce",
-      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs and simai "
+      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai and kineto "
       "(docs/validation.md), llm-offload (docs/llm-offload.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | simai")->required();
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | simai | kineto")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
-  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai: the repository's test data directory")->capture_default_str();
+  c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto: the repository's test data directory")->capture_default_str();
   c->add_option("--runs", o->runs, "llm-runs: the rows to run, by id, comma-separated (default: all)")->check(non_empty());
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");
   c->add_option("--sizes", o->sizes, "NPU counts, from 16,32,64,128 (default: all)");

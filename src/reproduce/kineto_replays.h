@@ -1,0 +1,33 @@
+// `acesim reproduce kineto`: PyTorch profiler traces of real runs replayed
+// on the platform they ran on (docs/validation.md, section 8). For each
+// trace of tests/data/kineto (HolisticTraceAnalysis's test data): every
+// ProfilerStep traced, replayed with every duration as traced, and replayed
+// with its NCCL kernels simulated on hgx-a100 nodes (the traces ran on
+// A100s); rank 0's GPU activities within 1 us of their traced start.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "driver/kineto_run.h"
+
+namespace acesim {
+
+struct KinetoCase {
+  std::string file;   // under data_dir/kineto
+  long long nodes = 1;
+  KinetoReport measured, simulated;
+};
+
+struct KinetoStudy {
+  std::vector<KinetoCase> cases;
+};
+
+// The traces data_dir/kineto holds, in a fixed order. Throws InputError.
+KinetoStudy run_kineto_study(const std::string& data_dir);
+// The markdown tables (docs/validation.md, section 8 holds them).
+std::string kineto_study_tables(const KinetoStudy& study);
+// Writes out_dir/report.md and results.csv.
+void write_kineto_study(const KinetoStudy& study, const std::string& out_dir);
+
+}  // namespace acesim
