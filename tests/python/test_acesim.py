@@ -193,6 +193,14 @@ class RunAndCharacterizeTest(unittest.TestCase):
         self.assertIn("layers per stage 7, 9 x2, 7", uneven["plan"])
         self.assertEqual(uneven["mfu"], uneven["hfu"])  # nothing recomputed
 
+    def test_run_replays_a_pytorch_profiler_trace(self):
+        trace = os.path.join(SOURCE_DIR, "tests", "data", "kineto", "a100x2_nccl2.17_allreduce.rank0.json.gz")
+        r = acesim.run(kineto=trace, platform="hgx-a100", nodes=1, kineto_comm="measured")
+        self.assertEqual(r, cli_json("run", "--kineto", trace, "--platform", "hgx-a100", "--nodes", "1",
+                                     "--kineto-comm", "measured"))
+        self.assertEqual(r["iteration_times_ns"], [222503285, 219786430, 224936243])
+        self.assertEqual(r["collectives"]["measured"], 21)
+
     def test_run_compares_executors(self):
         r = acesim.run(compare=["sm", "ideal"])
         self.assertEqual([run["executor"] for run in r["runs"]], ["sm", "ideal"])
