@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "api/per_executor.h"
 #include "compute/kernel_pricer.h"
 #include "config/input_error.h"
 #include "config/units.h"
@@ -95,13 +96,10 @@ void run_jobs(const TrainingRequest& o, const StagedJob& job, const std::vector<
   ro.full = o.platform.full;
   ro.allow_oom = o.llm.allow_oom;
   ro.trace_ranks = o.trace_ranks;
-  const Progress progress(o.progress);
-  for (std::size_t i = 0; i < executors.size(); ++i) {
-    PlatformConfig p = run.platform;
-    p.npu.executor = executors[i];
-    ro.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
-    run.llm.push_back(run_llm(p, job, ro));
-  }
+  per_executor(run.platform, executors, o.progress, run.llm, [&](const PlatformConfig& p, const Progress& progress) {
+    ro.progress = progress;
+    return run_llm(p, job, ro);
+  });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "api/api.h"
 #include "api/llm_request.h"
+#include "api/per_executor.h"
 #include "chakra/chakra_trace.h"
 #include "config/input_error.h"
 #include "config/units.h"
@@ -117,13 +118,10 @@ void run_chakra_traces(const TrainingRequest& o, const std::vector<std::string>&
   co.trace_ranks = o.trace_ranks;
   co.stragglers = parse_stragglers(o.stragglers, topo.num_npus());
   co.iterations = o.iterations.value_or(1);  // one pass over the traces unless asked
-  const Progress progress(o.progress);
-  for (std::size_t i = 0; i < executors.size(); ++i) {
-    PlatformConfig p = run.platform;
-    p.npu.executor = executors[i];
-    co.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
-    run.chakra.push_back(run_chakra(p, traces, o.chakra_prefix, co));
-  }
+  per_executor(run.platform, executors, o.progress, run.chakra, [&](const PlatformConfig& p, const Progress& progress) {
+    co.progress = progress;
+    return run_chakra(p, traces, o.chakra_prefix, co);
+  });
 }
 
 void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& executors, TrainingRun& run) {
@@ -146,13 +144,10 @@ void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& 
     throw InputError("--kineto-comm: '" + o.kineto_comm + "' is not simulated or measured");
   }
   const kineto::Trace trace = kineto::read_trace_file(o.kineto_path);
-  const Progress progress(o.progress);
-  for (std::size_t i = 0; i < executors.size(); ++i) {
-    PlatformConfig p = run.platform;
-    p.npu.executor = executors[i];
-    ko.progress = progress.part(i, executors.size(), executors.size() > 1 ? executors[i] : "");
-    run.kineto.push_back(run_kineto(p, trace, ko));
-  }
+  per_executor(run.platform, executors, o.progress, run.kineto, [&](const PlatformConfig& p, const Progress& progress) {
+    ko.progress = progress;
+    return run_kineto(p, trace, ko);
+  });
 }
 
 }  // namespace

@@ -356,11 +356,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   ro.keep_ranks = options.trace_ranks;
   ro.observer = &recorder;
   GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, per_rank, ro);
-  ex.start();
-  options.progress.stage("simulating");
-  options.progress.watch(pi.sim, [&] { return ex.fraction_done(); });
-  run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
-  options.progress.report(pi.sim.now(), pi.sim.stats().events + pi.sim.stats().completions, 1.0);
+  run_graphs(pi.sim, ex, options.progress);
   options.progress.stage("summing up");
   pi.endpoints.settle();
 

@@ -32,11 +32,7 @@ KinetoReport run_kineto(const PlatformConfig& platform, const kineto::Trace& tra
   GraphRunOptions gro;
   gro.keep_ranks = 1;
   GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, graphs, gro);
-  ex.start();
-  options.progress.stage("simulating");
-  options.progress.watch(pi.sim, [&] { return ex.fraction_done(); });
-  run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
-  options.progress.report(pi.sim.now(), pi.sim.stats().events + pi.sim.stats().completions, 1.0);
+  run_graphs(pi.sim, ex, options.progress);
   pi.endpoints.settle();
 
   KinetoReport rep;

@@ -320,11 +320,7 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   GraphRunOptions ro;
   ro.observer = &rec;
   GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, per_rank, ro);
-  ex.start();
-  simulating.stage("simulating");
-  simulating.watch(pi.sim, [&] { return ex.fraction_done(); });
-  run_or_report_stuck(pi.sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
-  simulating.report(pi.sim.now(), pi.sim.stats().events + pi.sim.stats().completions, 1.0);
+  run_graphs(pi.sim, ex, simulating);
   pi.endpoints.settle();
 
   LlmReport rep;

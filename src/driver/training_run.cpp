@@ -220,11 +220,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   ro.observer = &recorder;
   GraphExecutor ex(sim, topo, *pi.network, pi.collectives, endpoint,
                    std::vector<const WorkGraph*>(static_cast<std::size_t>(pi.collectives.simulated_ranks()), &g.graph), ro);
-  ex.start();
-  options.progress.stage("simulating");
-  options.progress.watch(sim, [&] { return ex.fraction_done(); });
-  run_or_report_stuck(sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
-  options.progress.report(sim.now(), sim.stats().events + sim.stats().completions, 1.0);
+  run_graphs(sim, ex, options.progress);
   options.progress.stage("summing up");
   endpoint.settle();
 

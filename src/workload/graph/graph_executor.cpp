@@ -492,4 +492,12 @@ std::vector<std::string> GraphExecutor::stuck_report() const {
   return lines;
 }
 
+void run_graphs(Simulation& sim, GraphExecutor& ex, const Progress& progress) {
+  ex.start();
+  progress.stage("simulating");
+  progress.watch(sim, [&] { return ex.fraction_done(); });
+  run_or_report_stuck(sim, [&] { return ex.finished(); }, [&] { return ex.stuck_report(); });
+  progress.report(sim.now(), sim.stats().events + sim.stats().completions, 1.0);
+}
+
 }  // namespace acesim

@@ -36,6 +36,7 @@
 
 #include "collective/collective_engine.h"
 #include "endpoint/endpoint.h"
+#include "engine/progress.h"
 #include "engine/simulation.h"
 #include "network/network.h"
 #include "network/transfer_shape.h"
@@ -232,5 +233,10 @@ class GraphExecutor final : private ActivityListener,
   std::uint64_t nodes_total_ = 0;
   std::uint64_t nodes_done_ = 0;
 };
+
+// Starts `ex` and runs `sim` until every graph is done, telling `progress`
+// (stage "simulating", then the end); a run that cannot finish throws
+// SimulationStuck naming what waits.
+void run_graphs(Simulation& sim, GraphExecutor& ex, const Progress& progress);
 
 }  // namespace acesim
