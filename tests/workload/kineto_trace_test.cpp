@@ -162,6 +162,10 @@ TEST_F(KinetoBadInput, EachProblemIsOneLineNamingTheEvent) {
                      kernel(1, "5.0", "3.0") + "]}",
                  {"rank 3", "world_size 2"});
   expect_refused(R"({"distributedInfo": {"rank": "x"}, "traceEvents": []})", {"distributedInfo.rank"});
+  expect_refused("{\"traceEvents\": " + std::string(100, '[') + std::string(100, ']') + "}", {"nested deeper than 64 levels"});
+  expect_refused(trace(launch(1) + "," + kernel(1, "5.0", "3.0") + "," + launch(2, "90000000000.0") + "," +
+                       kernel(2, "90000000005.0", "1.0")),
+                 {"more than a day"});
   expect_refused(trace(launch(1) + "," + kernel(1, "5.0", "3.0") + "," +
                        R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 1, "dur": 1},)"
                        R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 3, "dur": 1})"),

@@ -140,7 +140,9 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   for (std::size_t s = 0; s < t.steps.size(); ++s) points.push_back({Point::kStepStart, t.steps[s].ts, s});
   Ns last_gpu_end = 0;
   for (const GpuActivity& a : t.gpu) last_gpu_end = std::max(last_gpu_end, a.ts + a.dur);
-  const Ns end_ts = t.steps.empty() ? last_gpu_end : t.steps.back().ts + t.steps.back().dur;
+  Ns last_call_end = 0;
+  for (const RuntimeCall& r : t.runtime) last_call_end = std::max(last_call_end, r.ts + r.dur);
+  const Ns end_ts = t.steps.empty() ? std::max(last_gpu_end, last_call_end) : t.steps.back().ts + t.steps.back().dur;
   points.push_back({Point::kEnd, end_ts, 0});
   std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
 
@@ -234,6 +236,22 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
     return spec;
   };
 
+  // A synchronising call: what it waited for is, on each stream, the last
+  // activity launched before it (or by it: a cudaMemcpy) that had ended when
+  // the call returned; the next point waits for those, and the CPU's own
+  // time resumes from when the last of them ended.
+  const auto synchronise = [&](const RuntimeCall& call) {
+    ++out.syncs;
+    Ns done = call.ts;
+    for (const auto& [s, n] : last_on_stream) {
+      const Ns e = last_end_on_stream[s];
+      if (e <= call.ts + call.dur) {
+        awaited.push_back(n);
+        done = std::max(done, e);
+      }
+    }
+    release = done;
+  };
   for (const Point& p : points) {
     // The chain reaches the point: the CPU's own time since the last release.
     std::vector<std::uint32_t> deps = std::move(awaited);
@@ -256,22 +274,9 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
         out.anchors.push_back(chain);
         out.anchor_measured_ns.push_back(p.ts);
         break;
-      case Point::kSync: {
-        ++out.syncs;
-        // What it waited for: on each stream, the last activity launched
-        // before it that had ended when the call returned.
-        const RuntimeCall& call = t.runtime[p.index];
-        Ns done = p.ts;
-        for (const auto& [s, n] : last_on_stream) {
-          const Ns e = last_end_on_stream[s];
-          if (e <= call.ts + call.dur) {
-            awaited.push_back(n);
-            done = std::max(done, e);
-          }
-        }
-        release = done;
+      case Point::kSync:
+        synchronise(t.runtime[p.index]);
         break;
-      }
       case Point::kWaitEvent: {
         const long long tid = t.runtime[p.index].tid;
         const auto it = nccl_last_launched_by.find(tid);
@@ -344,6 +349,7 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
           last_on_stream[s] = n;
           last_end_on_stream[s] = a.ts + a.dur;
         }
+        if (synchronises(t.name_of(t.runtime[p.index].name))) synchronise(t.runtime[p.index]);
         break;
       }
     }
@@ -351,9 +357,13 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   out.activity_nodes = std::move(node_of);
   out.origin_ns = points.front().ts;
   // The run ends once the GPU is done too.
-  std::vector<std::uint32_t> tail = {chain};
+  std::vector<std::uint32_t> tail = std::move(awaited);
+  tail.push_back(chain);
   for (const auto& [s, n] : last_on_stream) tail.push_back(n);
-  g.add_node(WorkNodeKind::kNop, 0, tail);
+  const std::uint32_t end = g.add_node(WorkNodeKind::kNop, 0, tail);
+  // Without ProfilerStep the iteration is the whole trace, to where both the
+  // CPU and the GPU are done.
+  if (t.steps.empty()) out.anchors.back() = end;
   g.finish();
   return out;
 }

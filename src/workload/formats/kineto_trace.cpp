@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <new>
 #include <cmath>
 #include <map>
 #include <unordered_map>
@@ -111,6 +113,41 @@ class GzStream {
   std::string error_;
 };
 
+// A trace is a handful of levels deep; RapidJSON's reader recurses per level.
+constexpr std::size_t kMaxDepth = 64;
+// The reader's token buffer: one string or number of at most 64 MiB.
+constexpr std::size_t kMaxTokenBytes = 64ULL << 20;
+
+// RapidJSON's stack allocator, capped: a longer token is refused (an
+// InputError, which unwinds through the reader; its stack frees itself).
+class CappedAllocator {
+ public:
+  static const bool kNeedFree = true;
+  void* Malloc(std::size_t size) {
+    if (size == 0) return nullptr;
+    check(size);
+    return must(std::malloc(size));
+  }
+  void* Realloc(void* p, std::size_t, std::size_t size) {
+    if (size == 0) {
+      std::free(p);
+      return nullptr;
+    }
+    check(size);
+    return must(std::realloc(p, size));
+  }
+  static void Free(void* p) { std::free(p); }
+
+ private:
+  static void check(std::size_t size) {
+    if (size > kMaxTokenBytes) throw InputError(fmt::format("a JSON string or number longer than {} MiB", kMaxTokenBytes >> 20));
+  }
+  static void* must(void* p) {
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+};
+
 enum class Ctx : std::uint8_t {
   kTop, kTraceEvents, kEvent, kArgs, kArgRanks, kDistributed, kPgConfig, kPg, kPgRanks, kDeviceProps, kDevice, kSkip
 };
@@ -137,6 +174,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
   explicit Handler(Trace& t) : t_(t) {}
 
   bool StartObject() {
+    if (stack_.size() >= kMaxDepth) return fail(fmt::format("JSON nested deeper than {} levels", kMaxDepth));
     const Ctx c = stack_.empty() ? Ctx::kTop : child(true);
     stack_.push_back(c);
     if (c == Ctx::kEvent) e_.clear();
@@ -151,6 +189,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     return true;
   }
   bool StartArray() {
+    if (stack_.size() >= kMaxDepth) return fail(fmt::format("JSON nested deeper than {} levels", kMaxDepth));
     if (stack_.empty()) return fail("the file is not a JSON object (a PyTorch profiler trace is one)");
     stack_.push_back(child(false));
     key_.clear();
@@ -399,6 +438,19 @@ void check(Trace& t) {
       }
     }
   }
+  // What a replay holds in picoseconds: a trace of at most a day.
+  constexpr Ns kMaxSpanNs = 86'400'000'000'000LL;
+  Ns earliest = t.gpu.front().ts, latest = earliest;
+  const auto span = [&](Ns ts, Ns dur) {
+    earliest = std::min(earliest, ts);
+    latest = std::max(latest, ts + dur);
+  };
+  for (const GpuActivity& a : t.gpu) span(a.ts, a.dur);
+  for (const RuntimeCall& r : t.runtime) span(r.ts, r.dur);
+  for (const Step& s : t.steps) span(s.ts, s.dur);
+  if (latest - earliest > kMaxSpanNs) {
+    throw InputError(fmt::format("{}: its events span {} us, more than a day (a stray timestamp?)", t.file, fmt_us(latest - earliest)));
+  }
   const auto by_time = [](const auto& a, const auto& b) { return a.ts < b.ts; };
   std::stable_sort(t.gpu.begin(), t.gpu.end(), by_time);
   std::stable_sort(t.runtime.begin(), t.runtime.end(), by_time);
@@ -441,8 +493,14 @@ Trace parse(Stream& s, const std::string& file, const std::string* stream_error_
   Trace t;
   t.file = file;
   Handler h(t);
-  rapidjson::Reader reader;
-  const rapidjson::ParseResult r = reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(s, h);
+  CappedAllocator allocator;
+  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, CappedAllocator> reader(&allocator);
+  rapidjson::ParseResult r;
+  try {
+    r = reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseValidateEncodingFlag>(s, h);
+  } catch (const InputError& e) {
+    throw InputError(file + ": " + e.what());
+  }
   if (stream_error_of != nullptr && !stream_error_of->empty()) throw InputError(file + ": " + *stream_error_of);
   if (!h.error().empty()) throw InputError(file + ": " + h.error());
   if (r.IsError()) {
@@ -470,7 +528,7 @@ std::optional<Ns> parse_us(std::string_view s) {
   if (body.find_first_of("eE") != std::string_view::npos) {
     double v = 0.0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v) || std::abs(v) >= 9e15) return std::nullopt;
+    if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v) || std::abs(v) >= 4e15) return std::nullopt;
     return static_cast<Ns>(std::llround(v * 1000.0));
   }
   const std::size_t dot = body.find('.');
@@ -478,8 +536,8 @@ std::optional<Ns> parse_us(std::string_view s) {
   std::string_view frac = dot == std::string_view::npos ? std::string_view() : body.substr(dot + 1);
   if (whole.empty() || whole.size() > 16) return std::nullopt;
   const std::optional<long long> w = parse_int(whole);
-  // Below 9 x 10^15 us (epoch microseconds, as some traces write them): int64 ns holds it.
-  if (!w || *w < 0 || *w >= 9'000'000'000'000'000LL || whole.front() == '+' || whole.front() == '-') return std::nullopt;
+  // Below 4 x 10^15 us (epoch microseconds, as some traces write them): int64 ns holds it, and sums of two.
+  if (!w || *w < 0 || *w >= 4'000'000'000'000'000LL || whole.front() == '+' || whole.front() == '-') return std::nullopt;
   Ns ns = *w * 1000;
   if (dot != std::string_view::npos) {
     if (frac.empty() || frac.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;

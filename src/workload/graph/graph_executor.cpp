@@ -30,6 +30,8 @@ GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBacke
       sim_ranks_(collectives.several_representatives() ? topo.num_npus() : collectives.simulated_ranks()) {
   // Several representatives: every rank has a graph, empty but theirs.
   if (collectives.representative() > 0) throw std::invalid_argument("symmetric runs take rank 0 as the representative");
+  // A delay node's event tag packs its rank above bit 32, below kDelayTag.
+  if (sim_ranks_ >= (Rank{1} << 29)) throw std::logic_error("graph executor: more than 2^29 ranks");
   if (static_cast<Rank>(graphs.size()) != sim_ranks_) {
     throw std::logic_error(fmt::format("{} graphs for {} simulated ranks", graphs.size(), sim_ranks_));
   }
