@@ -105,6 +105,7 @@ struct TrainingRequest {
   std::string chakra_groups;  // communicator groups file (pg_name)
   std::string kineto_path;    // a PyTorch profiler trace (driver/kineto_run.h)
   std::string kineto_comm;    // simulated (default) | measured
+  std::string placement;      // --kineto: the job's ranks on the platform's GPUs (driver/kineto_job.h)
   std::optional<int> batch;   // built-in models
   std::string precision;      // built-in models
   std::string kernel_times;   // transformer models: measured kernel times (compute/kernel_times.h)

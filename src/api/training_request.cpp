@@ -4,11 +4,14 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "api/api.h"
 #include "api/llm_request.h"
 #include "api/per_executor.h"
 #include "chakra/chakra_trace.h"
 #include "config/input_error.h"
+#include "driver/kineto_chakra.h"
 #include "config/units.h"
 #include "endpoint/executor_registry.h"
 #include "workload/formats/format_registry.h"
@@ -128,12 +131,14 @@ void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& 
   if (!o.workload_file.empty() || !o.model.empty() || !o.chakra_prefix.empty()) {
     throw InputError("--kineto cannot be combined with --workload, --model or --chakra");
   }
-  if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to a PyTorch profiler trace");
+  TrainingRequest::Llm others = o.llm;
+  others.dp.reset();
+  others.chakra_out.clear();
+  if (others.given()) {
+    throw InputError("--tp/--pp/--zero/... apply to transformer models (--model); a PyTorch profiler trace takes --dp N (its data-parallel width)");
+  }
   if (o.batch || !o.precision.empty() || o.iterations || !o.stragglers.empty()) {
     throw InputError("--batch, --precision, --iterations and --straggler do not apply to --kineto: the trace fixes its work and steps");
-  }
-  if (std::filesystem::is_directory(o.kineto_path)) {
-    throw InputError(o.kineto_path + ": a directory; --kineto takes one rank's trace file (.json or .json.gz), which every rank replays");
   }
   KinetoRunOptions ko;
   if (o.kineto_comm.empty() || o.kineto_comm == "simulated") {
@@ -143,10 +148,15 @@ void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& 
   } else {
     throw InputError("--kineto-comm: '" + o.kineto_comm + "' is not simulated or measured");
   }
-  const kineto::Trace trace = kineto::read_trace_file(o.kineto_path);
+  if (o.llm.dp && *o.llm.dp < 1) throw InputError(fmt::format("--dp: must be at least 1, got {}", *o.llm.dp));
+  ko.job.dp = o.llm.dp.value_or(0);
+  ko.job.placement = o.placement;
+  ko.timeline_ranks = o.trace_ranks;
+  const std::vector<kineto::Trace> traces = read_kineto_traces(o.kineto_path);
+  if (!o.llm.chakra_out.empty()) export_kineto_chakra(traces, run.platform, ko, o.llm.chakra_out);
   per_executor(run.platform, executors, o.progress, run.kineto, [&](const PlatformConfig& p, const Progress& progress) {
     ko.progress = progress;
-    return run_kineto(p, trace, ko);
+    return run_kineto(p, traces, ko);
   });
 }
 
@@ -175,6 +185,7 @@ TrainingRun simulate_training(const TrainingRequest& o) {
   }
   const Topology topo(run.platform.dims);
   if (!o.kineto_comm.empty() && o.kineto_path.empty()) throw InputError("--kineto-comm applies to --kineto traces");
+  if (!o.placement.empty() && o.kineto_path.empty()) throw InputError("--placement applies to --kineto traces");
   if (!o.kernel_times.empty() && (!o.chakra_prefix.empty() || !o.kineto_path.empty() || is_simai_request(o) || !o.workload_file.empty())) {
     throw InputError("--kernel-times applies to transformer models (--model); traces and workload files give their own kernel times");
   }

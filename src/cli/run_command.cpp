@@ -100,7 +100,7 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
   const char* group = "LLM plan (transformer models)";
   c->add_option("--tp", l.tp, "tensor-parallel size (default: the first dimension's NPUs when they divide the model)")->group(group);
   c->add_option("--pp", l.pp, "pipeline-parallel stages (default 1)")->group(group);
-  c->add_option("--dp", l.dp, "data-parallel replicas (default: the GPUs left)")->group(group);
+  c->add_option("--dp", l.dp, "data-parallel replicas (default: the GPUs left); with --kineto: the data-parallel groups' width")->group(group);
   c->add_option("--ep", l.ep, "expert-parallel size, dividing --dp (default 1)")->group(group);
   c->add_option("--expert-tensor-parallel-size", l.expert_tp,
                 "routed experts split over this many tensor-parallel ranks: 1 or --tp (default --tp, Megatron's)")
@@ -145,7 +145,7 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
       ->group(group);
   c->add_flag("--allow-oom", l.allow_oom, "run a plan whose memory exceeds the GPU's HBM (reported, not refused)")->group(group);
   c->add_option("--chakra-out", l.chakra_out,
-                "also write the job as Chakra traces PREFIX.<rank>.et and PREFIX.groups.json (at most 4096 ranks)")
+                "also write the job (an LLM plan, or a --kineto replay) as Chakra traces PREFIX.<rank>.et and PREFIX.groups.json (at most 4096 ranks)")
       ->check(non_empty())
       ->group(group);
 }
@@ -196,9 +196,12 @@ api::TrainingRun simulate(Options& o) {
   } else if (!run.chakra.empty()) {
     write_chakra_files(o, run.chakra);
   } else if (!run.kineto.empty()) {
-    if (!o.trace.empty()) throw InputError("--trace is not written for --kineto replays yet; --csv writes steps.csv");
+    const bool several = run.kineto.size() > 1;
     for (const KinetoReport& k : run.kineto) {
-      if (!o.csv.empty()) write_kineto_csv(k, run.kineto.size() > 1 ? (std::filesystem::path(o.csv) / k.executor).string() : o.csv);
+      if (!o.csv.empty()) write_kineto_csv(k, several ? (std::filesystem::path(o.csv) / k.executor).string() : o.csv);
+      if (!o.trace.empty()) {
+        write_output_file(with_executor_suffix(o.trace, k.executor, several), kineto_trace_events(k).dump() + '\n', "--trace");
+      }
     }
   } else {
     write_training_files(o, run.reports);
@@ -252,8 +255,12 @@ CommandRunner add_run_command(CLI::App& app) {
                 "communicator groups of the traces' pg_name, ASTRA-sim's JSON {\"name\": [ranks...]}; each must be whole dimensions")
       ->check(non_empty());
   c->add_option("--kineto", o->request.kineto_path,
-                "a PyTorch profiler (Kineto) trace, .json or .json.gz: every rank of its job replays it, its NCCL kernels simulated "
-                "on the platform (docs/workloads.md)")
+                "a PyTorch profiler (Kineto) trace, .json or .json.gz, which every rank of its job replays, or a directory of one "
+                "trace per rank; NCCL kernels simulated on the platform (docs/workloads.md)")
+      ->check(non_empty());
+  c->add_option("--placement", o->request.placement,
+                "with --kineto: the job's ranks on the platform's GPUs: packed (in order; default), spread (round robin over "
+                "nodes) or a list of GPUs, e.g. 0-3,8-11")
       ->check(non_empty());
   c->add_option("--kineto-comm", o->request.kineto_comm,
                 "with --kineto: simulated (NCCL kernels as collectives on the platform; default) or measured (their traced durations)")
@@ -270,7 +277,7 @@ CommandRunner add_run_command(CLI::App& app) {
   c->add_flag("--json", o->json, "print JSON instead of tables");
   add_progress_options(c, o->progress);
   c->add_option("--csv", o->csv, "write the CSV tables into this directory (layers.csv, collectives.csv, network.csv; with --chakra nodes.csv, network.csv; with --kineto steps.csv)")->check(non_empty());
-  c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")->check(non_empty());
+  c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev); with --kineto, each rank's GPU activities measured and replayed side by side")->check(non_empty());
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");
   add_llm_options(c, o->request.llm);

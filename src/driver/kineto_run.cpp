@@ -1,6 +1,8 @@
 #include "driver/kineto_run.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -10,64 +12,153 @@
 #include "workload/graph/graph_executor.h"
 
 namespace acesim {
+namespace {
 
-KinetoReport run_kineto(const PlatformConfig& platform, const kineto::Trace& trace, const KinetoRunOptions& options) {
-  long long npus = 1;
-  for (const DimensionSpec& d : platform.dims) npus *= d.npus;
-  const long long job = std::max(1, trace.world_size);
-  if (npus < job) {
-    throw InputError(fmt::format("{}: the trace's job has {} ranks (distributedInfo.world_size), but the platform has {} GPUs",
-                                 trace.file, job, npus));
+void add_counts(KinetoReplay& to, const KinetoReplay& c) {
+  to.kernels += c.kernels;
+  to.copies += c.copies;
+  to.sets += c.sets;
+  to.side_stream_activities += c.side_stream_activities;
+  to.collectives_simulated += c.collectives_simulated;
+  to.collectives_measured += c.collectives_measured;
+  for (const auto& [why, n] : c.measured_why) to.measured_why[why] += n;
+  to.launches += c.launches;
+  to.syncs += c.syncs;
+  to.compute_waits += c.compute_waits;
+}
+
+}  // namespace
+
+std::vector<kineto::Trace> read_kineto_traces(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {kineto::read_trace_file(path)};
+  std::vector<std::string> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) files.push_back(e.path().string());
   }
+  if (ec) throw InputError(fmt::format("{}: cannot list the directory: {}", path, ec.message()));
+  if (files.empty()) throw InputError(path + ": a directory with no trace in it (.json or .json.gz files, one per rank)");
+  std::sort(files.begin(), files.end());
+  std::vector<kineto::Trace> traces;
+  const std::regex rank_in_name(R"((^|[^A-Za-z])rank[-_]?([0-9]+))");
+  for (const std::string& f : files) {
+    traces.push_back(kineto::read_trace_file(f));
+    std::smatch m;
+    const std::string name = fs::path(f).filename().string();
+    if (std::regex_search(name, m, rank_in_name) && traces.back().rank >= 0 && std::stoll(m[2].str()) != traces.back().rank) {
+      throw InputError(fmt::format("{}: the name says rank {}, but distributedInfo.rank is {}", f, m[2].str(), traces.back().rank));
+    }
+  }
+  return traces;
+}
+
+KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto::Trace>& traces, const KinetoRunOptions& options) {
+  const KinetoJob job(traces, platform, options.job);
   options.progress.stage("building");
+  // Traced ranks in job order.
+  std::vector<std::size_t> order(traces.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return job.job_rank(a) < job.job_rank(b); });
   KinetoReplayOptions ro;
   ro.simulate_comm = options.simulate_comm;
-  ro.job_ranks = job;
-  KinetoReplay replay = kineto_replay(trace, ro);
+  ro.job_ranks = job.traced_world();
+  ro.group_gpus = [&job](const std::vector<int>& ranks) { return job.group_gpus(ranks); };
+  std::vector<KinetoReplay> replays;
+  replays.reserve(traces.size());
+  std::vector<Rank> reps;
+  for (std::size_t i : order) {
+    replays.push_back(kineto_replay(traces[i], ro));
+    reps.push_back(job.gpu(job.job_rank(i)));
+  }
+  std::vector<Rank> sorted_reps = reps;
+  std::sort(sorted_reps.begin(), sorted_reps.end());
   WorkGraph idle;
   idle.finish();
-  PlatformInstance pi(platform, false);
-  std::vector<const WorkGraph*> graphs(static_cast<std::size_t>(pi.collectives.simulated_ranks()), &idle);
-  for (long long r = 0; r < job; ++r) graphs[static_cast<std::size_t>(r)] = &replay.graph;
+  PlatformInstance pi(platform, sorted_reps);
+  std::vector<const WorkGraph*> graphs(static_cast<std::size_t>(pi.topology.num_npus()), &idle);
+  for (std::size_t k = 0; k < replays.size(); ++k) graphs[static_cast<std::size_t>(reps[k])] = &replays[k].graph;
   GraphRunOptions gro;
-  gro.keep_ranks = 1;
+  gro.keep_ranks = sorted_reps.back() + 1;
   GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, graphs, gro);
   run_graphs(pi.sim, ex, options.progress);
   pi.endpoints.settle();
 
   KinetoReport rep;
-  rep.file = trace.file;
+  rep.file = traces[order.front()].file;
   rep.platform = platform.source;
   rep.executor = platform.npu.executor;
-  rep.device = trace.device_name;
-  rep.job_ranks = job;
-  rep.npus = npus;
+  rep.device = traces[order.front()].device_name;
+  rep.job_ranks = job.world();
+  rep.traced_world = job.traced_world();
+  rep.npus = job.npus();
+  rep.one_for_all = job.one_for_all();
+  rep.placement = job.placement();
+  rep.assumptions = job.assumptions();
   rep.simulate_comm = options.simulate_comm;
   rep.total_ps = ex.finish_ps();
   rep.collectives = ex.collectives_created().size();
   rep.events = pi.sim.stats().events + pi.sim.stats().completions;
-  const std::vector<NodeTiming>& timing = ex.timings(0);
-  for (std::size_t k = 0; k + 1 < replay.anchors.size(); ++k) {
-    KinetoStepRecord s;
-    s.number = replay.step_numbers[k];
-    s.measured_ps = (replay.anchor_measured_ns[k + 1] - replay.anchor_measured_ns[k]) * 1000;
-    s.replayed_ps = timing[replay.anchors[k + 1]].end - timing[replay.anchors[k]].end;
-    rep.steps.push_back(s);
-  }
-  for (std::size_t k = 0; k < trace.gpu.size(); ++k) {
-    const TimePs measured = (trace.gpu[k].ts - replay.origin_ns) * 1000;
-    const NodeTiming& nt = timing[replay.activity_nodes[k]];
-    const TimePs gap = std::abs(nt.start - measured);
-    if (trace.gpu[k].nccl) {
-      rep.comm_measured_ps += trace.gpu[k].dur * 1000;
-      rep.comm_replayed_ps += nt.end - nt.start;
+  for (std::size_t k = 0; k < replays.size(); ++k) {
+    const kineto::Trace& trace = traces[order[k]];
+    KinetoReplay& replay = replays[k];
+    const std::vector<NodeTiming>& timing = ex.timings(reps[k]);
+    KinetoRankRecord rr;
+    rr.file = trace.file;
+    rr.rank = job.job_rank(order[k]);
+    rr.gpu = reps[k];
+    for (std::size_t s = 0; s + 1 < replay.anchors.size(); ++s) {
+      KinetoStepRecord step;
+      step.number = replay.step_numbers[s];
+      step.measured_ps = (replay.anchor_measured_ns[s + 1] - replay.anchor_measured_ns[s]) * 1000;
+      step.replayed_ps = timing[replay.anchors[s + 1]].end - timing[replay.anchors[s]].end;
+      rr.steps.push_back(step);
     }
-    ++rep.activities;
-    if (gap <= 1'000'000) ++rep.activities_on_time;
-    rep.largest_start_gap_ps = std::max(rep.largest_start_gap_ps, gap);
+    const bool keep = static_cast<int>(k) < options.timeline_ranks;
+    KinetoTimeline tl;
+    if (keep) {
+      tl.rank = rr.rank;
+      tl.gpu = rr.gpu;
+      tl.names = trace.names;
+      tl.step_numbers = replay.step_numbers;
+      for (std::size_t a = 0; a < replay.anchors.size(); ++a) {
+        tl.measured_anchors.push_back((replay.anchor_measured_ns[a] - replay.origin_ns) * 1000);
+        tl.replayed_anchors.push_back(timing[replay.anchors[a]].end);
+      }
+    }
+    for (std::size_t a = 0; a < trace.gpu.size(); ++a) {
+      const kineto::GpuActivity& act = trace.gpu[a];
+      const TimePs measured = (act.ts - replay.origin_ns) * 1000;
+      const NodeTiming& nt = timing[replay.activity_nodes[a]];
+      const TimePs gap = std::abs(nt.start - measured);
+      if (act.nccl) {
+        rep.comm_measured_ps += act.dur * 1000;
+        rep.comm_replayed_ps += nt.end - nt.start;
+      }
+      ++rep.activities;
+      if (gap <= 1'000'000) ++rep.activities_on_time;
+      rep.largest_start_gap_ps = std::max(rep.largest_start_gap_ps, gap);
+      if (keep) tl.spans.push_back({act.name, act.stream, act.nccl, measured, measured + act.dur * 1000, nt.start, nt.end});
+    }
+    if (keep) rep.timelines.push_back(std::move(tl));
+    replay.graph = WorkGraph();
+    if (k == 0) {
+      rep.counts = replay;
+    } else {
+      add_counts(rep.counts, replay);
+    }
+    rr.counts = std::move(replay);
+    rep.ranks.push_back(std::move(rr));
   }
-  replay.graph = WorkGraph();
-  rep.counts = std::move(replay);
+  // The job's steps: each step's slowest traced rank.
+  rep.steps = rep.ranks.front().steps;
+  for (const KinetoRankRecord& rr : rep.ranks) {
+    for (std::size_t s = 0; s < rep.steps.size() && s < rr.steps.size(); ++s) {
+      rep.steps[s].measured_ps = std::max(rep.steps[s].measured_ps, rr.steps[s].measured_ps);
+      rep.steps[s].replayed_ps = std::max(rep.steps[s].replayed_ps, rr.steps[s].replayed_ps);
+    }
+  }
   return rep;
 }
 

@@ -1,6 +1,7 @@
 #include "report/kineto_report.h"
 
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,8 +27,22 @@ std::string comm_line(const KinetoReport& r) {
 
 std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform) {
   const KinetoReplay& c = r.counts;
-  std::string out = fmt::format("# acesim run: PyTorch profiler trace {}{} replayed by {} of {} GPUs (every rank replays this trace)\n", r.file,
-                                r.device.empty() ? "" : " (" + r.device + ")", r.job_ranks, r.npus);
+  std::string out;
+  if (r.ranks.size() == 1) {
+    out = fmt::format("# acesim run: PyTorch profiler trace {}{}: rank {} of a {}-rank job on {} GPUs{}\n", r.file,
+                      r.device.empty() ? "" : " (" + r.device + ")", r.ranks[0].rank, r.job_ranks, r.npus,
+                      r.job_ranks > 1 ? " (its trace stands for every rank)" : "");
+  } else {
+    out = fmt::format("# acesim run: {} PyTorch profiler traces{}, one per rank, of a {}-rank job on {} GPUs\n", r.ranks.size(),
+                      r.device.empty() ? "" : " (" + r.device + ")", r.job_ranks, r.npus);
+  }
+  if (r.job_ranks > static_cast<long long>(r.ranks.size())) {
+    out += fmt::format("# simulated: {} of {} ranks, the traced one{}; every group {} in runs whole on its links, groups of no "
+                       "traced rank are taken to run alike on links of their own\n",
+                       r.ranks.size(), r.job_ranks, r.ranks.size() > 1 ? "s" : "", r.ranks.size() > 1 ? "they are" : "it is");
+  }
+  out += fmt::format("# placement: {}\n", r.placement);
+  for (const std::string& a : r.assumptions) out += "# " + a + "\n";
   out += fmt::format("# platform: {} ({}); executor {}\n", describe_platform(platform), platform.source, r.executor);
   out += fmt::format("# GPU work: {} kernels, {} copies, {} sets on {} streams (compute stream {}; {} on other streams, as measured)\n",
                      c.kernels, c.copies, c.sets, c.streams, c.main_stream, c.side_stream_activities);
@@ -35,10 +50,10 @@ std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform)
                      static_cast<double>(c.median_launch_latency) / 1e3);
   out += "# " + comm_line(r) + "\n";
   if (c.collectives_simulated + c.collectives_measured > 0) {
-    out += fmt::format("# rank 0's NCCL kernels: {:.3f} ms traced, {:.3f} ms replayed (the whole trace)\n", ms(r.comm_measured_ps),
+    out += fmt::format("# the traced ranks' NCCL kernels: {:.3f} ms traced, {:.3f} ms replayed (the whole trace)\n", ms(r.comm_measured_ps),
                        ms(r.comm_replayed_ps));
   }
-  out += fmt::format("# rank 0's GPU activities starting within 1 us of their measured start: {} of {} (largest gap {:.3f} us)\n",
+  out += fmt::format("# the traced ranks' GPU activities starting within 1 us of their measured start: {} of {} (largest gap {:.3f} us)\n",
                      r.activities_on_time, r.activities, ps_to_us(r.largest_start_gap_ps));
   out += fmt::format("{:>12} {:>14} {:>14} {:>9}\n", "step", "measured (ms)", "replayed (ms)", "error");
   TimePs measured = 0, replayed = 0;
@@ -46,6 +61,14 @@ std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform)
     out += fmt::format("{:>12} {:>14.3f} {:>14.3f} {:>+8.2f}%\n", s.number, ms(s.measured_ps), ms(s.replayed_ps), 100.0 * s.error());
     measured += s.measured_ps;
     replayed += s.replayed_ps;
+  }
+  if (r.ranks.size() > 1) {
+    out += fmt::format("# each step: the slowest of the {} traced ranks ({}), measured and replayed\n", r.ranks.size(),
+                       [&] {
+                         std::string s;
+                         for (const KinetoRankRecord& k : r.ranks) s += fmt::format("{}rank {} on GPU {}", s.empty() ? "" : ", ", k.rank, k.gpu);
+                         return s;
+                       }());
   }
   if (r.steps.size() > 1) {
     const double n = static_cast<double>(r.steps.size());
@@ -62,6 +85,14 @@ nlohmann::json kineto_json(const KinetoReport& r) {
     steps.push_back({{"step", s.number}, {"measured_ns", s.measured_ps / 1000}, {"replayed_ns", s.replayed_ps / 1000}, {"error", s.error()}});
     times.push_back(s.replayed_ps / 1000);
   }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const KinetoRankRecord& k : r.ranks) {
+    nlohmann::json st = nlohmann::json::array();
+    for (const KinetoStepRecord& s : k.steps) {
+      st.push_back({{"step", s.number}, {"measured_ns", s.measured_ps / 1000}, {"replayed_ns", s.replayed_ps / 1000}, {"error", s.error()}});
+    }
+    ranks.push_back({{"kineto", k.file}, {"rank", k.rank}, {"gpu", k.gpu}, {"steps", st}});
+  }
   nlohmann::json why = nlohmann::json::object();
   for (const auto& [w, n] : c.measured_why) why[w] = n;
   return {{"kineto", r.file},
@@ -69,6 +100,11 @@ nlohmann::json kineto_json(const KinetoReport& r) {
           {"platform", r.platform},
           {"executor", r.executor},
           {"job_ranks", r.job_ranks},
+          {"traced_job_ranks", r.traced_world},
+          {"one_trace_for_every_rank", r.ranks.size() == 1 && r.job_ranks > 1},
+          {"placement", r.placement},
+          {"assumptions", r.assumptions},
+          {"ranks", ranks},
           {"npus", r.npus},
           {"communication", r.simulate_comm ? "simulated" : "measured"},
           {"iteration_times_ns", times},
@@ -93,6 +129,46 @@ void write_kineto_csv(const KinetoReport& r, const std::string& dir) {
   }
   create_output_directory(dir, "--csv");
   write_output_file((std::filesystem::path(dir) / "steps.csv").string(), text, "--csv");
+  if (r.ranks.size() > 1) {
+    std::string per = "rank,gpu,step,measured_ns,replayed_ns,error\n";
+    for (const KinetoRankRecord& k : r.ranks) {
+      for (const KinetoStepRecord& s : k.steps) {
+        per += (CsvLine() << k.rank << k.gpu << s.number << s.measured_ps / 1000 << s.replayed_ps / 1000 << s.error()).text();
+      }
+    }
+    write_output_file((std::filesystem::path(dir) / "rank_steps.csv").string(), per, "--csv");
+  }
+}
+
+nlohmann::json kineto_trace_events(const KinetoReport& r) {
+  nlohmann::json events = nlohmann::json::array();
+  long long pid = 0;
+  for (const KinetoTimeline& tl : r.timelines) {
+    for (const bool replayed : {false, true}) {
+      ++pid;
+      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid},
+                        {"args", {{"name", fmt::format("rank {} (GPU {}) {}", tl.rank, tl.gpu, replayed ? "replayed" : "measured")}}}});
+      events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"args", {{"sort_index", pid}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", "ProfilerStep"}}}});
+      const std::vector<TimePs>& anchors = replayed ? tl.replayed_anchors : tl.measured_anchors;
+      for (std::size_t k = 0; k + 1 < anchors.size(); ++k) {
+        events.push_back({{"ph", "X"}, {"cat", "step"}, {"name", fmt::format("ProfilerStep#{}", tl.step_numbers[k])}, {"pid", pid},
+                          {"tid", 0}, {"ts", ps_to_us(anchors[k])}, {"dur", ps_to_us(anchors[k + 1] - anchors[k])}});
+      }
+      std::set<long long> streams;
+      for (const KinetoSpan& s : tl.spans) {
+        if (streams.insert(s.stream).second) {
+          events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", s.stream + 1},
+                            {"args", {{"name", fmt::format("stream {}", s.stream)}}}});
+        }
+        const TimePs b = replayed ? s.replayed_start : s.measured_start;
+        const TimePs e = replayed ? s.replayed_end : s.measured_end;
+        events.push_back({{"ph", "X"}, {"cat", s.nccl ? "communication" : "gpu"}, {"name", tl.names[s.name]}, {"pid", pid},
+                          {"tid", s.stream + 1}, {"ts", ps_to_us(b)}, {"dur", ps_to_us(e - b)}});
+      }
+    }
+  }
+  return {{"displayTimeUnit", "ns"}, {"traceEvents", events}};
 }
 
 }  // namespace acesim

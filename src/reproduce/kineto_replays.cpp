@@ -37,9 +37,9 @@ KinetoStudy run_kineto_study(const std::string& data_dir) {
     set_nodes(p, c.nodes, std::string(name) + ": nodes");
     KinetoRunOptions o;
     o.simulate_comm = false;
-    c.measured = run_kineto(p, t, o);
+    c.measured = run_kineto(p, {t}, o);
     o.simulate_comm = true;
-    c.simulated = run_kineto(p, t, o);
+    c.simulated = run_kineto(p, {t}, o);
     s.cases.push_back(std::move(c));
   }
   return s;

@@ -5,6 +5,9 @@
 #include "workload/formats/kineto_replay.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -13,6 +16,7 @@
 #include "api/api.h"
 #include "cli_runner.h"
 #include "config/input_error.h"
+#include "driver/kineto_job.h"
 #include "driver/kineto_run.h"
 #include "test_paths.h"
 
@@ -31,7 +35,7 @@ kineto::Trace hta(const std::string& name) { return kineto::read_trace_file(test
 KinetoReport replay(const kineto::Trace& t, const PlatformConfig& p, bool simulate) {
   KinetoRunOptions o;
   o.simulate_comm = simulate;
-  return run_kineto(p, t, o);
+  return run_kineto(p, {t}, o);
 }
 
 // HTA's traces with every duration as measured: each step as traced (to
@@ -91,21 +95,23 @@ TEST(KinetoReplay, CollectivesRunOnThePlatformWhereTheTraceNamesThem) {
 // (ProfilerStep#1) spans 0-1650. Replayed with the all-reduce's measured
 // 500 us the step is 1,650 us; simulated, 1,150 us plus the all-reduce's
 // time on the platform, 4 MiB between two GPUs of one NVLink switch.
-std::string gpu_bound_step() {
-  const auto launch = [](int corr, const char* ts, const char* name = "cudaLaunchKernel", const char* dur = "3.0") {
+// `rank`'s trace, its K1 `late_us` longer (everything after it that much later).
+std::string gpu_bound_step(int rank = 0, int late_us = 0) {
+  const auto launch = [](int corr, const char* ts, const char* name = "cudaLaunchKernel", std::string dur = "3.0") {
     return fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "{}", "pid": 1, "tid": 1, "ts": {}, "dur": {}, "args": {{"correlation": {}}}}},)",
                        name, ts, dur, corr);
   };
-  std::string s = R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2, "pg_config": [{"pg_name": "0", "ranks": [0, 1]}]}, "traceEvents": [)";
-  s += R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0.0, "dur": 1650.0},)";
+  const int l = late_us;
+  std::string s = fmt::format(R"({{"distributedInfo": {{"backend": "nccl", "rank": {}, "world_size": 2, "pg_config": [{{"pg_name": "0", "ranks": [0, 1]}}]}}, "traceEvents": [)", rank);
+  s += fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0.0, "dur": {}}},)", 1650 + l);
   s += launch(1, "0.0");
-  s += R"({"ph": "X", "cat": "kernel", "name": "K1", "pid": 0, "tid": 7, "ts": 5.0, "dur": 1000.0, "args": {"device": 0, "stream": 7, "correlation": 1}},)";
+  s += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "K1", "pid": 0, "tid": 7, "ts": 5.0, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": 1}}}},)", 1000 + l);
   s += launch(2, "10.0", "cudaLaunchKernelExC");
-  s += R"J({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 40, "ts": 1005.0, "dur": 500.0, "args": {"device": 0, "stream": 40, "correlation": 2, "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 2, "dtype": "Float", "Process Group Name": "0", "Process Group Ranks": "[0, 1]"}},)J";
+  s += fmt::format(R"J({{"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 40, "ts": {}, "dur": 500.0, "args": {{"device": 0, "stream": 40, "correlation": 2, "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 2, "dtype": "Float", "Process Group Name": "0", "Process Group Ranks": "[0, 1]"}}}},)J", 1005 + l);
   s += launch(3, "20.0", "cudaStreamWaitEvent", "1.0");
   s += launch(4, "30.0");
-  s += R"({"ph": "X", "cat": "kernel", "name": "K2", "pid": 0, "tid": 7, "ts": 1505.0, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": 4}},)";
-  s += launch(5, "40.0", "cudaDeviceSynchronize", "1570.0");
+  s += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "K2", "pid": 0, "tid": 7, "ts": {}, "dur": 100.0, "args": {{"device": 0, "stream": 7, "correlation": 4}}}},)", 1505 + l);
+  s += launch(5, "40.0", "cudaDeviceSynchronize", std::to_string(1570 + l));
   s.pop_back();  // the last comma
   s += "]}";
   return s;
@@ -181,11 +187,185 @@ TEST_F(KinetoCli, BadInput) {
   expect_bad_input({"run", "--kineto", trace, "--model", "llama3-8b"}, {"--kineto cannot be combined"});
   expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--kineto-comm", "fast"}, {"--kineto-comm", "'fast'"});
   expect_bad_input({"run", "--kineto-comm", "measured"}, {"--kineto-comm applies to --kineto"});
-  expect_bad_input({"run", "--kineto", test::data_dir() + "/kineto"}, {"a directory"});
+  expect_bad_input({"run", "--kineto", test::data_dir() + "/kineto"}, {"world_size", "different jobs"});
+  expect_bad_input({"run", "--kineto", dir_.string()}, {"no trace in it"});
+  expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--dp", "16"}, {"16 ranks (with --dp 16)", "8 GPUs"});
+  expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--dp", "0"}, {"--dp", "at least 1"});
+  expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--tp", "2"}, {"--tp"});
+  expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--placement", "0,0"}, {"--placement", "GPU 0 is named twice"});
+  expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--placement", "0-2"}, {"--placement", "3 GPUs listed for a job of 2"});
+  expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--placement", "0,9"}, {"--placement", "GPU 9", "GPUs 0-7"});
+  expect_bad_input({"run", "--kineto", trace, "--platform", "hgx-a100", "--placement", "far"}, {"--placement", "'far'"});
+  expect_bad_input({"run", "--placement", "spread"}, {"--placement applies to --kineto"});
   expect_bad_input({"run", "--kineto", test::data_dir() + "/kineto/ws128_sampled.rank0.json.gz", "--platform", "hgx-a100"},
                    {"128 ranks", "8 GPUs"});
   expect_bad_input({"run", "--kineto", trace, "--iterations", "3"}, {"--iterations"});
   expect_bad_input({"run", "--kineto", (dir_ / "none.json").string()}, {"none.json", "cannot open"});
+}
+
+
+// Two ranks, each its own trace: rank 1's K1 ran 200 us longer. With their
+// all-reduce simulated, the collective waits for rank 1, and both ranks'
+// steps come out 200 us longer than when rank 0's trace stands for both.
+TEST(KinetoReplay, OneTracePerRankEachRunsItsOwn) {
+  const PlatformConfig p = platform("hgx-a100", 1);
+  const std::vector<kineto::Trace> both = {kineto::parse_trace(gpu_bound_step(0), "rank-0.json"),
+                                           kineto::parse_trace(gpu_bound_step(1, 200), "rank-1.json")};
+  KinetoRunOptions o;
+  o.simulate_comm = false;
+  const KinetoReport measured = run_kineto(p, both, o);
+  ASSERT_EQ(measured.ranks.size(), 2u);
+  EXPECT_EQ(measured.ranks[0].steps[0].replayed_ps, 1'650'000'000);
+  EXPECT_EQ(measured.ranks[1].steps[0].replayed_ps, 1'850'000'000);
+  EXPECT_EQ(measured.steps[0].replayed_ps, 1'850'000'000);  // the slower rank's
+  EXPECT_EQ(measured.steps[0].measured_ps, 1'850'000'000);
+  o.simulate_comm = true;
+  const KinetoReport simulated = run_kineto(p, both, o);
+  const KinetoReport alone = replay(both[0], p, true);
+  EXPECT_EQ(simulated.collectives, 1u);
+  EXPECT_EQ(simulated.ranks[0].steps[0].replayed_ps, alone.steps[0].replayed_ps + 200'000'000);
+  EXPECT_EQ(simulated.ranks[1].steps[0].replayed_ps, alone.steps[0].replayed_ps + 200'000'000);
+  // Traces of one rank twice, or of different steps, are refused.
+  const auto refused = [&](const std::vector<kineto::Trace>& t, const std::string& what) {
+    try {
+      (void)run_kineto(p, t, o);
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  refused({both[0], kineto::parse_trace(gpu_bound_step(0), "again.json")}, "again.json: rank 0 is traced twice (also in rank-0.json)");
+  std::string other = gpu_bound_step(1);
+  other.replace(other.find("ProfilerStep#1"), 14, "ProfilerStep#2");
+  refused({both[0], kineto::parse_trace(other, "other.json")},
+          "other.json: event 'ProfilerStep#2' at ts 0.000: rank-0.json has ProfilerStep#1 there: the ranks' traces hold different steps");
+}
+
+// --dp N: the all-reduce over the whole job (its data-parallel group) runs
+// over N GPUs with the traced bytes; with --dp 1 it moves nothing and the
+// step is the compute alone: K1, K2 and the CPU's 45 us tail.
+TEST(KinetoReplay, DataParallelWidthIsAWhatIf) {
+  const kineto::Trace t = kineto::parse_trace(gpu_bound_step(), "step.json");
+  const PlatformConfig p = platform("hgx-a100", 1);
+  KinetoRunOptions o;
+  const KinetoReport two = run_kineto(p, {t}, o);
+  o.job.dp = 1;
+  const KinetoReport one = run_kineto(p, {t}, o);
+  EXPECT_EQ(one.job_ranks, 1);
+  EXPECT_EQ(one.steps[0].replayed_ps, 1'150'000'000);
+  EXPECT_EQ(one.collectives, 0u);
+  o.job.dp = 8;
+  const KinetoReport eight = run_kineto(p, {t}, o);
+  EXPECT_EQ(eight.job_ranks, 8);
+  EXPECT_EQ(eight.traced_world, 2);
+  ASSERT_EQ(eight.assumptions.size(), 1u);
+  EXPECT_NE(eight.assumptions[0].find("--dp 8: the data-parallel group, the whole job"), std::string::npos) << eight.assumptions[0];
+  EXPECT_GT(eight.comm_replayed_ps, two.comm_replayed_ps);
+  EXPECT_EQ(eight.steps[0].replayed_ps - two.steps[0].replayed_ps, eight.comm_replayed_ps - two.comm_replayed_ps);
+}
+
+// The layout of a Megatron-LM job of 32 ranks (tp 4, dp 4, pp 2, tp
+// fastest) traced on rank 5, with --dp: the data-parallel group widens, the
+// tensor-parallel one stays, the pipeline group's far member moves.
+TEST(KinetoReplay, DataParallelGroupsWidenAsMegatronLaysThemOut) {
+  kineto::Trace t = kineto::parse_trace(gpu_bound_step(), "megatron.json");
+  t.world_size = 32;
+  t.rank = 5;
+  t.groups = {{"1", "TENSOR_MODEL_PARALLEL_GROUP", {4, 5, 6, 7}},
+              {"2", "DATA_PARALLEL_GROUP", {1, 5, 9, 13}},
+              {"3", "PIPELINE_MODEL_PARALLEL_GROUP", {5, 21}}};
+  const PlatformConfig p = platform("hgx-a100", 8);
+  KinetoJobOptions o;
+  o.dp = 8;
+  const KinetoJob wide({t}, p, o);
+  EXPECT_EQ(wide.world(), 64);
+  EXPECT_EQ(wide.job_rank(0), 5);
+  EXPECT_EQ(wide.group_ranks({1, 5, 9, 13}), (std::vector<Rank>{1, 5, 9, 13, 17, 21, 25, 29}));
+  EXPECT_EQ(wide.group_ranks({4, 5, 6, 7}), (std::vector<Rank>{4, 5, 6, 7}));
+  EXPECT_EQ(wide.group_ranks({5, 21}), (std::vector<Rank>{5, 37}));
+  o.dp = 2;
+  const KinetoJob narrow({t}, p, o);
+  EXPECT_EQ(narrow.world(), 16);
+  EXPECT_EQ(narrow.group_ranks({1, 5, 9, 13}), (std::vector<Rank>{1, 5}));
+  EXPECT_EQ(narrow.group_ranks({5, 21}), (std::vector<Rank>{5, 13}));
+  // A data-parallel group that is not a stride of the job cannot widen.
+  t.groups[1].ranks = {1, 5, 9, 14};
+  try {
+    (void)KinetoJob({t}, p, o);
+    ADD_FAILURE() << "an irregular group was widened";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--dp: the data-parallel group, process group '2' (DATA_PARALLEL_GROUP), has ranks [1, 5, 9, 14]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// --placement: the two ranks on one node meet over NVLink; spread over two
+// nodes (GPUs 0 and 8), over the NICs, and the step grows by the slower
+// all-reduce alone.
+TEST(KinetoReplay, PlacementPutsRanksOnGpus) {
+  const kineto::Trace t = kineto::parse_trace(gpu_bound_step(), "step.json");
+  const PlatformConfig p = platform("hgx-a100", 2);
+  KinetoRunOptions o;
+  const KinetoReport packed = run_kineto(p, {t}, o);
+  o.job.placement = "spread";
+  const KinetoReport spread = run_kineto(p, {t}, o);
+  o.job.placement = "0,8";
+  const KinetoReport listed = run_kineto(p, {t}, o);
+  EXPECT_EQ(spread.placement, "spread (rank j on node j mod 2, 8 GPUs a node)");
+  EXPECT_EQ(spread.steps[0].replayed_ps, listed.steps[0].replayed_ps);
+  EXPECT_GT(spread.steps[0].replayed_ps, packed.steps[0].replayed_ps + 50'000'000);
+  EXPECT_EQ(spread.steps[0].replayed_ps - packed.steps[0].replayed_ps, spread.comm_replayed_ps - packed.comm_replayed_ps);
+}
+
+TEST_F(KinetoCli, ADirectoryOfRanksAPerfettoTraceAndChakra) {
+  // HTA's two sampled ranks of a 128-rank job, as a directory.
+  std::filesystem::create_directories(dir_ / "ws128");
+  for (int r : {0, 1}) {
+    const std::string f = fmt::format("ws128_sampled.rank{}.json.gz", r);
+    std::filesystem::copy_file(test::data_dir() + "/kineto/" + f, dir_ / "ws128" / f);
+  }
+  const test::CliRun r = run({"run", "--kineto", (dir_ / "ws128").string(), "--platform", "hgx-a100", "--nodes", "16", "--json",
+                              "--csv", (dir_ / "csv").string(), "--trace", (dir_ / "trace.json").string(), "--trace-npus", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = parse_json(r.out);
+  EXPECT_EQ(j["job_ranks"], 128);
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"][1]["rank"], 1);
+  EXPECT_EQ(j["one_trace_for_every_rank"], false);
+  const auto rows = test::read_csv(dir_ / "csv" / "rank_steps.csv");
+  EXPECT_EQ(rows.size(), 4u);  // 2 ranks x 2 steps
+  std::ifstream in(dir_ / "trace.json");
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  long long measured = 0, replayed = 0;
+  std::set<long long> pids;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["cat"] == "step") continue;
+    pids.insert(e["pid"].get<long long>());
+    (e["pid"].get<long long>() % 2 == 1 ? measured : replayed) += 1;
+  }
+  EXPECT_EQ(pids.size(), 4u);  // two ranks, measured and replayed
+  EXPECT_EQ(measured, j["activities"].get<long long>());
+  EXPECT_EQ(replayed, measured);
+
+  // The hand-made step as Chakra traces of a job made 8 wide, run back.
+  std::ofstream(dir_ / "step.json") << gpu_bound_step();
+  const std::string prefix = (dir_ / "et" / "step").string();
+  std::filesystem::create_directories(dir_ / "et");
+  const test::CliRun k = run({"run", "--kineto", (dir_ / "step.json").string(), "--platform", "hgx-a100", "--dp", "8", "--json",
+                              "--chakra-out", prefix});
+  ASSERT_EQ(k.status, 0) << k.err;
+  for (int rank = 0; rank < 8; ++rank) EXPECT_TRUE(std::filesystem::exists(fmt::format("{}.{}.et", prefix, rank)));
+  EXPECT_FALSE(std::filesystem::exists(prefix + ".8.et"));
+  std::ifstream groups(prefix + ".groups.json");
+  EXPECT_EQ(nlohmann::json::parse(groups), nlohmann::json::parse(R"({"pg_0": [0, 1, 2, 3, 4, 5, 6, 7]})"));
+  const test::CliRun c = run({"run", "--chakra", prefix, "--chakra-groups", prefix + ".groups.json", "--platform", "hgx-a100",
+                              "--nodes", "1", "--json"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  // Chakra keeps whole microseconds and no launch latency: the step within 1%.
+  const double replayed_ns = parse_json(k.out)["iteration_times_ns"][0].get<double>();
+  const double chakra_ns = parse_json(c.out)["iteration_times_ns"][0].get<double>();
+  EXPECT_NEAR(chakra_ns / replayed_ns, 1.0, 0.01) << chakra_ns << " vs " << replayed_ns;
 }
 
 }  // namespace

@@ -102,19 +102,22 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   // Launch latencies: where an activity started within 1 us of the end of
   // work it waits for (its stream's previous activity, or a dependency across
   // streams below), that end, not its launch, set its start: its own latency
-  // is unknown and the trace's median (over the activities that did not
-  // queue behind their stream) stands for it.
+  // is unknown and the trace's median stands for it, over the activities
+  // that started apart from any end on their device (within 1 us of one,
+  // on any stream, they may have waited for it).
   std::vector<Ns> latency(t.gpu.size(), 0);
   {
-    std::map<std::pair<int, long long>, Ns> stream_end;
+    // Per device, the ends of its activities so far (any stream).
+    std::map<int, std::multiset<Ns>> ends;
     std::vector<Ns> free_latencies;
     for (std::size_t k = 0; k < t.gpu.size(); ++k) {
       const GpuActivity& a = t.gpu[k];
       launcher[k] = call_of.at(a.correlation);  // the reader checked every correlation
       latency[k] = std::max<Ns>(0, a.ts - t.runtime[launcher[k]].ts);
-      const auto it = stream_end.find({a.device, a.stream});
-      if (it == stream_end.end() || a.ts - it->second >= kQueuedNs) free_latencies.push_back(latency[k]);
-      stream_end[{a.device, a.stream}] = a.ts + a.dur;
+      std::multiset<Ns>& e = ends[a.device];
+      const auto near = e.lower_bound(a.ts - kQueuedNs + 1);
+      if (near == e.end() || *near >= a.ts + kQueuedNs) free_latencies.push_back(latency[k]);
+      e.insert(a.ts + a.dur);
     }
     if (!free_latencies.empty()) {
       std::nth_element(free_latencies.begin(), free_latencies.begin() + static_cast<std::ptrdiff_t>(free_latencies.size() / 2),
@@ -146,10 +149,14 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   points.push_back({Point::kEnd, end_ts, 0});
   std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
 
-  const auto delay = [&](Ns ns, std::span<const std::uint32_t> deps) {
+  const auto add = [&](KinetoNodeRole role, WorkNodeKind kind, std::uint32_t payload, std::span<const std::uint32_t> deps) {
+    out.roles.push_back(role);
+    return g.add_node(kind, payload, deps);
+  };
+  const auto delay = [&](KinetoNodeRole role, Ns ns, std::span<const std::uint32_t> deps) {
     Kernel k;
     k.time_ps = std::max<Ns>(0, ns) * 1000;
-    return g.add_node(WorkNodeKind::kDelay, g.add_kernel(k), deps);
+    return add(role, WorkNodeKind::kDelay, g.add_kernel(k), deps);
   };
   std::uint32_t chain = WorkGraph::kNone;
   Ns release = points.front().ts;
@@ -218,12 +225,6 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
                                      short_name(t.name_of(a.name)), static_cast<double>(a.ts) / 1e3, r, o.job_ranks));
       }
     }
-    if (static_cast<long long>(ranks.size()) != o.job_ranks) {
-      // Every rank replays this one trace: a group that is not the whole
-      // job would stand for different groups on different ranks.
-      measured_collective("its group is not the whole job (one rank's trace stands for every rank)");
-      return std::nullopt;
-    }
     if (ranks.size() < 2) {
       measured_collective("a group of one rank");
       return std::nullopt;
@@ -232,7 +233,11 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
     spec.op = *op;
     spec.bytes = static_cast<double>(elements) * bytes;
     spec.name = c.name;
-    spec.members.assign(ranks.begin(), ranks.end());
+    if (o.group_gpus) {
+      spec.members = o.group_gpus(ranks);
+    } else {
+      spec.members.assign(ranks.begin(), ranks.end());
+    }
     return spec;
   };
 
@@ -257,7 +262,7 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
     std::vector<std::uint32_t> deps = std::move(awaited);
     awaited.clear();
     if (chain != WorkGraph::kNone) deps.push_back(chain);
-    chain = delay(p.ts - release, deps);
+    chain = delay(KinetoNodeRole::kCpu, p.ts - release, deps);
     release = p.ts;
     switch (p.kind) {
       case Point::kStepStart:
@@ -322,14 +327,18 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
             }
           }
           const std::uint32_t launch[1] = {chain};
-          gdeps.push_back(delay(waited ? std::min(latency[k], out.median_launch_latency) : latency[k], launch));
+          gdeps.push_back(delay(KinetoNodeRole::kLaunch, waited ? std::min(latency[k], out.median_launch_latency) : latency[k], launch));
           if (a.nccl) {
             const std::optional<CollectiveSpec> c = collective_of(a);
-            if (c) {
+            if (c && c->members.size() < 2) {
+              // The job's layout left the group one rank (--dp 1): nothing moves.
               ++out.collectives_simulated;
-              n = g.add_node(WorkNodeKind::kCollective, g.add_collective(*c), gdeps);
+              n = add(KinetoNodeRole::kComm, WorkNodeKind::kDelay, g.add_kernel(Kernel{}), gdeps);
+            } else if (c) {
+              ++out.collectives_simulated;
+              n = add(KinetoNodeRole::kComm, WorkNodeKind::kCollective, g.add_collective(*c), gdeps);
             } else {
-              n = g.add_node(WorkNodeKind::kDelay, g.add_kernel(measured), gdeps);
+              n = add(KinetoNodeRole::kComm, WorkNodeKind::kDelay, g.add_kernel(measured), gdeps);
             }
             nccl_last_launched_by[tid] = {n, a.ts + a.dur};
           } else {
@@ -338,11 +347,11 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
             if (a.kind == kineto::GpuKind::kMemcpy) ++out.copies;
             if (a.kind == kineto::GpuKind::kMemset) ++out.sets;
             if (on_main) {
-              n = g.add_node(WorkNodeKind::kCompute, g.add_kernel(measured), gdeps);
+              n = add(KinetoNodeRole::kCompute, WorkNodeKind::kCompute, g.add_kernel(measured), gdeps);
               main_nodes.emplace_back(n, a.ts + a.dur);
             } else {
               ++out.side_stream_activities;
-              n = g.add_node(WorkNodeKind::kDelay, g.add_kernel(measured), gdeps);
+              n = add(KinetoNodeRole::kSideStream, WorkNodeKind::kDelay, g.add_kernel(measured), gdeps);
             }
           }
           node_of[k] = n;
@@ -360,7 +369,7 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   std::vector<std::uint32_t> tail = std::move(awaited);
   tail.push_back(chain);
   for (const auto& [s, n] : last_on_stream) tail.push_back(n);
-  const std::uint32_t end = g.add_node(WorkNodeKind::kNop, 0, tail);
+  const std::uint32_t end = add(KinetoNodeRole::kEnd, WorkNodeKind::kNop, 0, tail);
   // Without ProfilerStep the iteration is the whole trace, to where both the
   // CPU and the GPU are done.
   if (t.steps.empty()) out.anchors.back() = end;

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,11 +36,26 @@ namespace acesim {
 
 struct KinetoReplayOptions {
   bool simulate_comm = true;
-  long long job_ranks = 1;  // ranks of the job (the platform's first ones); groups must lie within
+  long long job_ranks = 1;  // ranks of the traced job; groups must lie within
+  // The GPUs a group of the trace's ranks runs on, ascending (the job's
+  // layout on the platform: driver/kineto_job.h); the ranks themselves when
+  // empty.
+  std::function<std::vector<Rank>(const std::vector<int>&)> group_gpus;
+};
+
+// What each node of a replay stands for (the Chakra export needs it).
+enum class KinetoNodeRole : std::uint8_t {
+  kCpu,         // the CPU's own time up to a launch, synchronisation or step (a delay)
+  kLaunch,      // a launch's latency (a delay)
+  kCompute,     // a compute-stream kernel, copy or set at its measured duration
+  kSideStream,  // an activity on another stream, at its measured duration (a delay)
+  kComm,        // a NCCL kernel: a collective, or its measured duration (a delay)
+  kEnd,         // the end of the run
 };
 
 struct KinetoReplay {
   WorkGraph graph;
+  std::vector<KinetoNodeRole> roles;  // one per node of the graph
   // Chain nodes reached at each ProfilerStep's start, and one at the last
   // step's end: step k is replayed from anchor[k] to anchor[k + 1]. With no
   // ProfilerStep, the trace's first and last launch.
