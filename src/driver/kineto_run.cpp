@@ -25,6 +25,8 @@ void add_counts(KinetoReplay& to, const KinetoReplay& c) {
   to.launches += c.launches;
   to.syncs += c.syncs;
   to.compute_waits += c.compute_waits;
+  to.stream_waits += c.stream_waits;
+  to.step_waits += c.step_waits;
 }
 
 }  // namespace

@@ -48,6 +48,10 @@ std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform)
                      c.kernels, c.copies, c.sets, c.streams, c.main_stream, c.side_stream_activities);
   out += fmt::format("# CPU: {} launches, {} synchronisations; median launch latency {:.3f} us\n", c.launches, c.syncs,
                      static_cast<double>(c.median_launch_latency) / 1e3);
+  out += c.stream_waits > 0 ? fmt::format("# across streams: {} waits on recorded events (cuda_sync)\n", c.stream_waits)
+                            : fmt::format("# across streams (inferred; no cuda_sync events): {} waits for a collective after work.wait(), "
+                                          "{} at a step's start for the steps' collectives\n",
+                                          c.compute_waits, c.step_waits);
   out += "# " + comm_line(r) + "\n";
   if (c.collectives_simulated + c.collectives_measured > 0) {
     out += fmt::format("# the traced ranks' NCCL kernels: {:.3f} ms traced, {:.3f} ms replayed (the whole trace)\n", ms(r.comm_measured_ps),
@@ -112,7 +116,8 @@ nlohmann::json kineto_json(const KinetoReport& r) {
           {"gpu", {{"kernels", c.kernels}, {"copies", c.copies}, {"sets", c.sets}, {"streams", c.streams},
                    {"compute_stream", c.main_stream}, {"side_stream_activities", c.side_stream_activities}}},
           {"cpu", {{"launches", c.launches}, {"synchronisations", c.syncs}, {"median_launch_latency_ns", c.median_launch_latency},
-                   {"compute_waits_for_collectives", c.compute_waits}}},
+                   {"compute_waits_for_collectives", c.compute_waits}, {"stream_waits_on_recorded_events", c.stream_waits},
+                   {"step_waits_for_collectives", c.step_waits}}},
           {"collectives", {{"simulated", c.collectives_simulated}, {"measured", c.collectives_measured}, {"measured_why", why}}},
           {"activities", r.activities},
           {"activities_on_time", r.activities_on_time},

@@ -17,8 +17,12 @@ namespace {
 constexpr const char* kPreset = "hgx-a100";  // the traces ran on A100s
 constexpr long long kGpusPerNode = 8;
 // tests/data/kineto/README.md: what each file is.
-constexpr const char* kTraces[] = {"a100x2_nccl2.17_allreduce.rank0.json.gz", "ws128_sampled.rank0.json.gz",
-                                   "ws128_sampled.rank1.json.gz", "alexnet_1gpu.json.gz"};
+// One row per trace, and HTA's two sampled ranks together (each its own).
+const std::vector<std::vector<std::string>> kCases = {{"a100x2_nccl2.17_allreduce.rank0.json.gz"},
+                                                      {"ws128_sampled.rank0.json.gz"},
+                                                      {"ws128_sampled.rank1.json.gz"},
+                                                      {"ws128_sampled.rank0.json.gz", "ws128_sampled.rank1.json.gz"},
+                                                      {"alexnet_1gpu.json.gz"}};
 
 double ms(TimePs t) { return static_cast<double>(t) / 1e9; }
 std::string pct(double e) { return fmt::format("{:+.2f}%", 100.0 * e); }
@@ -27,19 +31,20 @@ std::string pct(double e) { return fmt::format("{:+.2f}%", 100.0 * e); }
 
 KinetoStudy run_kineto_study(const std::string& data_dir) {
   KinetoStudy s;
-  for (const char* name : kTraces) {
-    const kineto::Trace t = kineto::read_trace_file(data_dir + "/kineto/" + name);
+  for (const std::vector<std::string>& files : kCases) {
+    std::vector<kineto::Trace> traces;
+    for (const std::string& f : files) traces.push_back(kineto::read_trace_file(data_dir + "/kineto/" + f));
     KinetoCase c;
-    c.file = name;
-    const long long ranks = std::max(1, t.world_size);
+    c.file = files.size() == 1 ? files[0] : "ws128_sampled.rank{0,1} (each rank its own)";
+    const long long ranks = std::max(1, traces[0].world_size);
     c.nodes = (ranks + kGpusPerNode - 1) / kGpusPerNode;
     PlatformConfig p = load_preset(*preset_registry().find(kPreset));
-    set_nodes(p, c.nodes, std::string(name) + ": nodes");
+    set_nodes(p, c.nodes, c.file + ": nodes");
     KinetoRunOptions o;
     o.simulate_comm = false;
-    c.measured = run_kineto(p, {t}, o);
+    c.measured = run_kineto(p, traces, o);
     o.simulate_comm = true;
-    c.simulated = run_kineto(p, {t}, o);
+    c.simulated = run_kineto(p, traces, o);
     s.cases.push_back(std::move(c));
   }
   return s;

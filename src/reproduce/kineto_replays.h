@@ -3,7 +3,9 @@
 // trace of tests/data/kineto (HolisticTraceAnalysis's test data): every
 // ProfilerStep traced, replayed with every duration as traced, and replayed
 // with its NCCL kernels simulated on hgx-a100 nodes (the traces ran on
-// A100s); rank 0's GPU activities within 1 us of their traced start.
+// A100s), and the sampled 128-rank job's two traces together, each rank its
+// own (steps: the slower rank's); the traced ranks' GPU activities within
+// 1 us of their traced start.
 #pragma once
 
 #include <string>
@@ -14,7 +16,7 @@
 namespace acesim {
 
 struct KinetoCase {
-  std::string file;   // under data_dir/kineto
+  std::string file;   // under data_dir/kineto (several: a label)
   long long nodes = 1;
   KinetoReport measured, simulated;
 };

@@ -159,6 +159,61 @@ TEST(KinetoReplay, GroupsOutsideTheJobAreRefused) {
   }
 }
 
+// A trace with cuda_sync events (enable_cuda_sync_events): the compute
+// stream's K2, launched by another thread than the all-reduce's, waits on
+// the event recorded on NCCL's stream after it. The wait is taken from the
+// cuda_sync event, not inferred: with the all-reduce simulated, K2 starts
+// as it ends and the step (K2, then the CPU's 95 us) is 200 us plus it.
+TEST(KinetoReplay, CudaSyncEventsGiveTheWaitsExactly) {
+  std::string s = R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2}, "traceEvents": [)";
+  s += R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0.0, "dur": 1200.0},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0.0, "dur": 1.0, "args": {"correlation": 1}},)";
+  s += R"J({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 40, "ts": 5.0, "dur": 1000.0, "args": {"device": 0, "stream": 40, "correlation": 1, "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 2, "dtype": "Float", "Process Group Ranks": "[0, 1]"}},)J";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "pid": 1, "tid": 1, "ts": 2.0, "dur": 1.0, "args": {"correlation": 2}},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 2, "ts": 4.0, "dur": 1.0, "args": {"correlation": 3}},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 6.0, "dur": 1.0, "args": {"correlation": 4}},)";
+  s += R"({"ph": "X", "cat": "kernel", "name": "K2", "pid": 0, "tid": 7, "ts": 1005.0, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": 4}},)";
+  s += R"({"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": 1005.0, "dur": 0.0, "args": {"cuda_sync_kind": "Stream Wait Event", "stream": 7, "correlation": 3, "device": 0, "wait_on_stream": 40, "wait_on_cuda_event_record_corr_id": 2}},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1, "ts": 8.0, "dur": 1100.0, "args": {"correlation": 5}})";
+  s += "]}";
+  const kineto::Trace t = kineto::parse_trace(s, "synced.json");
+  ASSERT_EQ(t.stream_waits.size(), 1u);
+  const PlatformConfig p = platform("hgx-a100", 1);
+  const KinetoReport measured = replay(t, p, false);
+  EXPECT_EQ(measured.steps[0].replayed_ps, 1'200'000'000);
+  EXPECT_EQ(measured.counts.stream_waits, 1);
+  EXPECT_EQ(measured.activities_on_time, 2);
+  const KinetoReport simulated = replay(t, p, true);
+  EXPECT_EQ(simulated.counts.stream_waits, 1);
+  EXPECT_EQ(simulated.counts.compute_waits, 0);  // nothing inferred
+  EXPECT_GT(simulated.comm_replayed_ps, 6'000'000);
+  EXPECT_EQ(simulated.steps[0].replayed_ps, 200'000'000 + simulated.comm_replayed_ps);  // 5 us launch latency, the all-reduce, K2's 100 us and 95 us
+  // A wait whose event record is not in the trace is refused.
+  std::string bad = s;
+  bad.replace(bad.find(R"("wait_on_cuda_event_record_corr_id": 2)"), 38, R"("wait_on_cuda_event_record_corr_id": 9)");
+  try {
+    (void)kineto::parse_trace(bad, "synced.json");
+    ADD_FAILURE() << "a wait on a missing record was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("synced.json: event 'Stream Wait Event' at ts 1005.000: wait_on_cuda_event_record_corr_id 9 names no"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Without cuda_sync events the waits are inferred: in HTA's two-A100 DDP
+// trace, 6 compute launches after a work.wait() on the all-reducing thread,
+// and 14 waits of a step's first compute activity for the collectives of
+// the steps before it (the measurement agrees with each: the trace replays
+// as traced, MeasuredDurationsGiveBackTheTrace).
+TEST(KinetoReplay, AStepWaitsForTheCollectivesBeforeIt) {
+  const kineto::Trace t = hta("a100x2_nccl2.17_allreduce.rank0.json.gz");
+  const KinetoReport r = replay(t, platform("hgx-a100", 1), true);
+  EXPECT_EQ(r.counts.step_waits, 14);
+  EXPECT_EQ(r.counts.compute_waits, 6);
+  EXPECT_EQ(r.counts.stream_waits, 0);
+}
+
 class KinetoCli : public test::CliTest {};
 
 TEST_F(KinetoCli, ReplaysATraceAsJsonAndCsv) {

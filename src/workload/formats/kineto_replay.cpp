@@ -29,9 +29,9 @@ bool synchronises(std::string_view name) {
 
 // One point of the merged launch timeline, in time order.
 struct Point {
-  enum Kind : std::uint8_t { kStepStart, kLaunch, kSync, kWaitEvent, kEnd } kind;
+  enum Kind : std::uint8_t { kStepStart, kLaunch, kSync, kWaitEvent, kRecord, kEnd } kind;
   Ns ts = 0;
-  std::size_t index = 0;  // kLaunch / kSync / kWaitEvent: the runtime call; kStepStart: the step
+  std::size_t index = 0;  // kLaunch / kSync / kWaitEvent / kRecord: the runtime call; kStepStart: the step
 };
 
 std::string short_name(const std::string& n) { return n.size() > 80 ? n.substr(0, 77) + "..." : n; }
@@ -129,6 +129,14 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   // The merged timeline: launches, synchronisations, waits on events, steps.
   std::vector<std::vector<std::size_t>> launched(t.runtime.size());
   for (std::size_t k = 0; k < t.gpu.size(); ++k) launched[launcher[k]].push_back(k);
+  // Traces with cuda_sync events name each wait's event record: the waits
+  // are then exact, and the rules inferred from launch order are not used.
+  const bool exact_waits = !t.stream_waits.empty();
+  std::unordered_map<long long, std::vector<std::size_t>> waits_of_call, waits_of_record;
+  for (std::size_t w = 0; w < t.stream_waits.size(); ++w) {
+    waits_of_call[t.stream_waits[w].correlation].push_back(w);
+    waits_of_record[t.stream_waits[w].record_correlation].push_back(w);
+  }
   std::vector<Point> points;
   for (std::size_t i = 0; i < t.runtime.size(); ++i) {
     const std::string& name = t.name_of(t.runtime[i].name);
@@ -136,8 +144,10 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
       points.push_back({Point::kLaunch, t.runtime[i].ts, i});
     } else if (synchronises(name)) {
       points.push_back({Point::kSync, t.runtime[i].ts, i});
-    } else if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") {
+    } else if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent" || waits_of_call.contains(t.runtime[i].correlation)) {
       points.push_back({Point::kWaitEvent, t.runtime[i].ts, i});
+    } else if (waits_of_record.contains(t.runtime[i].correlation)) {
+      points.push_back({Point::kRecord, t.runtime[i].ts, i});
     }
   }
   for (std::size_t s = 0; s < t.steps.size(); ++s) points.push_back({Point::kStepStart, t.steps[s].ts, s});
@@ -173,6 +183,13 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   };
   std::map<long long, Pending> nccl_last_launched_by;
   std::map<long long, Pending> compute_waits_for;
+  // Exact waits: what each referenced event record captured, and what each
+  // stream's next activity waits for.
+  std::unordered_map<long long, Pending> recorded;
+  std::map<std::pair<int, long long>, std::vector<Pending>> stream_waits_for;
+  // Without them, the step rule: the compute stream's first activity of a
+  // step waits for the NCCL kernels launched before the step began.
+  std::vector<Pending> nccl_this_step, step_waits_for;
   std::vector<std::uint32_t> node_of(t.gpu.size(), WorkGraph::kNone);
   const std::set<int> whole_job = [&] {
     std::set<int> s;
@@ -266,6 +283,10 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
     release = p.ts;
     switch (p.kind) {
       case Point::kStepStart:
+        if (!exact_waits) {
+          step_waits_for.insert(step_waits_for.end(), nccl_this_step.begin(), nccl_this_step.end());
+          nccl_this_step.clear();
+        }
         out.anchors.push_back(chain);
         out.anchor_measured_ns.push_back(p.ts);
         out.step_numbers.push_back(t.steps[p.index].number);
@@ -282,7 +303,25 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
       case Point::kSync:
         synchronise(t.runtime[p.index]);
         break;
+      case Point::kRecord:
+        for (std::size_t w : waits_of_record[t.runtime[p.index].correlation]) {
+          const kineto::StreamWait& sw = t.stream_waits[w];
+          const auto it = last_on_stream.find({sw.device, sw.on_stream});
+          if (it != last_on_stream.end()) recorded[sw.record_correlation] = {it->second, last_end_on_stream[{sw.device, sw.on_stream}]};
+        }
+        break;
       case Point::kWaitEvent: {
+        if (exact_waits) {
+          if (const auto it = waits_of_call.find(t.runtime[p.index].correlation); it != waits_of_call.end()) {
+            for (std::size_t w : it->second) {
+              const kineto::StreamWait& sw = t.stream_waits[w];
+              if (const auto r = recorded.find(sw.record_correlation); r != recorded.end()) {
+                stream_waits_for[{sw.device, sw.stream}].push_back(r->second);
+              }
+            }
+          }
+          break;
+        }
         const long long tid = t.runtime[p.index].tid;
         const auto it = nccl_last_launched_by.find(tid);
         if (it != nccl_last_launched_by.end()) compute_waits_for[tid] = it->second;
@@ -305,7 +344,18 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
           Kernel measured;
           measured.time_ps = a.dur * 1000;
           const bool on_main = s == main;
-          if (a.nccl) {
+          if (exact_waits) {
+            if (const auto it = stream_waits_for.find(s); it != stream_waits_for.end()) {
+              for (const Pending& w : it->second) {
+                if (w.end <= a.ts + kQueuedNs) {  // a dependency the measurement contradicts cannot have been there
+                  gdeps.push_back(w.node);
+                  after(w.end);
+                  ++out.stream_waits;
+                }
+              }
+              stream_waits_for.erase(it);
+            }
+          } else if (a.nccl) {
             // The compute-stream work launched before it that had ended
             // when it started (a dependency the measurement contradicts
             // cannot have been there).
@@ -317,6 +367,14 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
               }
             }
           } else if (on_main) {
+            for (const Pending& w : step_waits_for) {
+              if (w.end <= a.ts + kQueuedNs) {
+                gdeps.push_back(w.node);
+                after(w.end);
+                ++out.step_waits;
+              }
+            }
+            step_waits_for.clear();
             if (const auto w = compute_waits_for.find(tid); w != compute_waits_for.end()) {
               if (a.ts + kQueuedNs >= w->second.end) {  // it did start after the collective ended
                 gdeps.push_back(w->second.node);
@@ -341,6 +399,7 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
               n = add(KinetoNodeRole::kComm, WorkNodeKind::kDelay, g.add_kernel(measured), gdeps);
             }
             nccl_last_launched_by[tid] = {n, a.ts + a.dur};
+            if (!exact_waits) nccl_this_step.push_back({n, a.ts + a.dur});
           } else {
             nccl_last_launched_by.erase(tid);
             if (a.kind == kineto::GpuKind::kKernel) ++out.kernels;

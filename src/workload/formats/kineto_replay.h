@@ -13,10 +13,19 @@
 // its stream, else the trace's median), and for the activity before it on
 // its stream. The busiest stream's kernels, copies and sets run on the
 // rank's compute stream at their measured durations; other streams' beside
-// it as delays. NCCL kernels wait for the compute-stream work launched
-// before them (PyTorch records an event there and makes NCCL's stream wait
-// for it); compute-stream work launched after a cudaStreamWaitEvent that
-// follows a NCCL launch waits for that collective (work.wait()). With
+// it as delays. Across streams: a trace with cuda_sync "Stream Wait Event"
+// activities (enable_cuda_sync_events) says for each cudaStreamWaitEvent
+// which cudaEventRecord it waits on, and the waiting stream's next activity
+// waits for the last one launched on the recorded stream before the record.
+// Without them the waits are inferred as PyTorch's NCCL process group makes
+// them: NCCL kernels wait for the compute-stream work launched before them
+// (PyTorch records an event there and makes NCCL's stream wait for it);
+// compute-stream work launched after a cudaStreamWaitEvent that follows a
+// NCCL launch on its thread waits for that collective (work.wait()); and a
+// step's first compute-stream activity waits for the NCCL kernels launched
+// in the steps before (a step's collectives are awaited within it: DDP's
+// gradient reduction before the optimizer). Every wait the measurement
+// contradicts (the work started before the other ended) is left out. With
 // `simulate_comm` a NCCL kernel whose arguments name its collective, size
 // and group runs as that collective on the platform; any other NCCL kernel
 // (older traces, unknown collectives) keeps its measured duration, and the
@@ -69,6 +78,8 @@ struct KinetoReplay {
   long long collectives_measured = 0;   // NCCL kernels at their measured duration
   std::map<std::string, long long> measured_why;  // reason -> count
   long long launches = 0, syncs = 0, compute_waits = 0;
+  long long stream_waits = 0;  // activities that waited for an event recorded on another stream (cuda_sync)
+  long long step_waits = 0;    // waits of a step's first compute activity for the NCCL kernels before it
   // Each GPU activity's node (trace order), and the measured start of the
   // first chain point (the replay's time 0).
   std::vector<std::uint32_t> activity_nodes;

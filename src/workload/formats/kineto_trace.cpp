@@ -157,11 +157,12 @@ struct EventText {
   std::string ph, cat, name, ts, dur, tid;
   std::string device, stream, correlation;
   std::string coll_name, in_nelems, out_nelems, group_size, dtype, pg_name, pg_ranks;
+  std::string sync_kind, wait_on_stream, wait_on_record;
   std::vector<int> pg_rank_list;
   bool has_rank_list = false;
   void clear() {
     for (std::string* s : {&ph, &cat, &name, &ts, &dur, &tid, &device, &stream, &correlation, &coll_name, &in_nelems,
-                           &out_nelems, &group_size, &dtype, &pg_name, &pg_ranks}) {
+                           &out_nelems, &group_size, &dtype, &pg_name, &pg_ranks, &sync_kind, &wait_on_stream, &wait_on_record}) {
       s->clear();
     }
     pg_rank_list.clear();
@@ -295,6 +296,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     else if (key_ == "dtype") e_.dtype.assign(v);
     else if (key_ == "Process Group Name") e_.pg_name.assign(v);
     else if (key_ == "Process Group Ranks") e_.pg_ranks.assign(v);
+    else if (key_ == "cuda_sync_kind") e_.sync_kind.assign(v);
+    else if (key_ == "wait_on_stream") e_.wait_on_stream.assign(v);
+    else if (key_ == "wait_on_cuda_event_record_corr_id") e_.wait_on_record.assign(v);
   }
   bool distributed_field(std::string_view v) {
     if (key_ == "backend") t_.backend.assign(v);
@@ -347,6 +351,20 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       r.driver = c == "cuda_driver";
       r.tid = parse_int(e_.tid).value_or(0);
       t_.runtime.push_back(r);
+      return true;
+    }
+    if (c == "cuda_sync" && (e_.sync_kind == "Stream Wait Event" || (e_.sync_kind.empty() && e_.name == "Stream Wait Event"))) {
+      StreamWait w;
+      long long device = 0;
+      Ns dur = 0;
+      if (!times(w.ts, dur) || !need_int(e_.device, "device", device) || !need_int(e_.stream, "stream", w.stream) ||
+          !need_int(e_.correlation, "correlation", w.correlation) || !need_int(e_.wait_on_stream, "wait_on_stream", w.on_stream) ||
+          !need_int(e_.wait_on_record, "wait_on_cuda_event_record_corr_id", w.record_correlation)) {
+        return false;
+      }
+      if (device < 0 || device > 1024) return fail(fmt::format("{}: args.device {} is not a GPU index", where(), device));
+      w.device = static_cast<int>(device);
+      if (w.record_correlation >= 0 && w.on_stream >= 0) t_.stream_waits.push_back(w);  // -1: the event's record is unknown
       return true;
     }
     if (e_.name.starts_with("ProfilerStep#") && c != "gpu_user_annotation") {
@@ -480,6 +498,15 @@ void check(Trace& t) {
                                    t.file, name(a.name), fmt_us(a.ts), a.correlation));
     }
   }
+  for (const StreamWait& w : t.stream_waits) {
+    for (const auto& [corr, field] : {std::pair{w.correlation, "correlation"}, std::pair{w.record_correlation, "wait_on_cuda_event_record_corr_id"}}) {
+      if (launched.count(corr) == 0) {
+        throw InputError(fmt::format("{}: event 'Stream Wait Event' at ts {}: {} {} names no cuda_runtime or cuda_driver call of the trace",
+                                     t.file, fmt_us(w.ts), field, corr));
+      }
+    }
+  }
+  std::stable_sort(t.stream_waits.begin(), t.stream_waits.end(), by_time);
   for (std::size_t i = 1; i < t.steps.size(); ++i) {
     if (t.steps[i].number <= t.steps[i - 1].number) {
       throw InputError(fmt::format("{}: ProfilerStep#{} at ts {} comes after ProfilerStep#{}", t.file, t.steps[i].number,

@@ -68,6 +68,17 @@ struct RuntimeCall {
   bool driver = false;  // cuda_driver (cuLaunchKernel, ...) rather than cuda_runtime
 };
 
+// A "Stream Wait Event" cuda_sync activity (traces taken with
+// enable_cuda_sync_events): `stream` waited, from the cudaStreamWaitEvent
+// call `correlation` on, for what stream `on_stream` had been given when
+// the cudaEventRecord call `record_correlation` recorded the event.
+struct StreamWait {
+  int device = 0;
+  long long stream = 0, on_stream = 0;
+  long long correlation = -1, record_correlation = -1;
+  Ns ts = 0;
+};
+
 struct Trace {
   std::string file;
   int rank = -1;        // distributedInfo.rank; -1 when absent (a 1-GPU run)
@@ -78,6 +89,7 @@ struct Trace {
   std::vector<Step> steps;             // in time order
   std::vector<GpuActivity> gpu;        // in time order
   std::vector<RuntimeCall> runtime;    // in time order
+  std::vector<StreamWait> stream_waits;  // in time order; empty in traces without cuda_sync events
   std::vector<std::string> names;      // each distinct event name once
   const std::string& name_of(std::uint32_t i) const { return names[i]; }
 };
