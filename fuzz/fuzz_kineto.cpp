@@ -1,12 +1,16 @@
 // PyTorch profiler (Kineto) traces (workload/formats/kineto_trace.cpp): the
 // streaming JSON reader and its checks. What is accepted must hold what the
 // reader promises: GPU activity, no negative durations, one thing at a time
-// per stream, every activity launched by a call of the trace, steps in order.
+// per stream, every activity launched by a call of the trace, steps in order;
+// and the replay built from it (workload/formats/kineto_replay.cpp) holds a
+// node for every activity and a role for every node.
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <unordered_set>
 
 #include "fuzz_common.h"
+#include "workload/formats/kineto_replay.h"
 #include "workload/formats/kineto_trace.h"
 
 namespace {
@@ -29,6 +33,16 @@ void check(const acesim::kineto::Trace& t) {
   }
   for (std::size_t i = 1; i < t.steps.size(); ++i) {
     if (t.steps[i].number <= t.steps[i - 1].number) std::abort();
+  }
+  acesim::KinetoReplayOptions o;
+  o.job_ranks = std::max(1, t.world_size);
+  const acesim::KinetoReplay r = acesim::kineto_replay(t, o);
+  if (r.activity_nodes.size() != t.gpu.size() || r.roles.size() != r.graph.size() || r.anchors.size() < 2 ||
+      r.step_numbers.size() + 1 != r.anchors.size()) {
+    std::abort();
+  }
+  for (std::uint32_t n : r.activity_nodes) {
+    if (n >= r.graph.size()) std::abort();
   }
 }
 

@@ -30,7 +30,7 @@ std::vector<CatalogueFamily> catalogue() {
   families.push_back({"executors", "Communication executors", "`communication.executor` of a platform YAML; `--executor`, `--compare`",
                       entries_of(executor_registry())});
   families.push_back({"models", "Built-in models", "`workload.model` of a platform YAML; `--model`", entries_of(model_registry())});
-  families.push_back({"formats", "Workload formats", "`acesim run --workload FILE` (astra-sim-1.0, or simai by its header; `--format NAME`), `--chakra PREFIX` (chakra), `--kineto FILE` (kineto)", entries_of(workload_format_registry())});
+  families.push_back({"formats", "Workload formats", "`acesim run --workload FILE` (astra-sim-1.0, or simai by its header; `--format NAME`), `--chakra PREFIX` (chakra), `--kineto PATH` (kineto)", entries_of(workload_format_registry())});
   families.push_back({"presets", "Platform presets", "`--platform NAME`", entries_of(preset_registry())});
   return families;
 }

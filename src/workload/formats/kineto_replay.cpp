@@ -66,8 +66,8 @@ void register_kineto_format(WorkloadFormatRegistry& registry) {
   WorkloadFormatEntry e;
   e.name = "kineto";
   e.aliases = {"pytorch-profiler", "torch-profiler"};
-  e.help = "a PyTorch profiler (Kineto) trace, .json or .json.gz: one rank's kernels, launches and NCCL collectives, replayed by every rank";
-  e.option = "--kineto FILE";
+  e.help = "PyTorch profiler (Kineto) traces, .json or .json.gz: a rank's kernels, launches and NCCL collectives; one trace stands for every rank, or a directory holds one per rank";
+  e.option = "--kineto PATH";
   registry.add(std::move(e));
 }
 
