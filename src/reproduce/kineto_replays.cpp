@@ -14,15 +14,19 @@
 namespace acesim {
 namespace {
 
-constexpr const char* kPreset = "hgx-a100";  // the traces ran on A100s
 constexpr long long kGpusPerNode = 8;
-// tests/data/kineto/README.md: what each file is.
-// One row per trace, and HTA's two sampled ranks together (each its own).
-const std::vector<std::vector<std::string>> kCases = {{"a100x2_nccl2.17_allreduce.rank0.json.gz"},
-                                                      {"ws128_sampled.rank0.json.gz"},
-                                                      {"ws128_sampled.rank1.json.gz"},
-                                                      {"ws128_sampled.rank0.json.gz", "ws128_sampled.rank1.json.gz"},
-                                                      {"alexnet_1gpu.json.gz"}};
+// One row per trace on the preset of the GPUs it ran on, and HTA's two
+// sampled ranks together (each its own).
+struct CaseSpec {
+  std::vector<std::string> files;
+  const char* preset;
+};
+const std::vector<CaseSpec> kCases = {{{"a100x2_nccl2.17_allreduce.rank0.json.gz"}, "hgx-a100"},
+                                      {{"ws128_sampled.rank0.json.gz"}, "hgx-a100"},
+                                      {{"ws128_sampled.rank1.json.gz"}, "hgx-a100"},
+                                      {{"ws128_sampled.rank0.json.gz", "ws128_sampled.rank1.json.gz"}, "hgx-a100"},
+                                      {{"alexnet_1gpu.json.gz"}, "hgx-a100"},
+                                      {{"h200_gpt4l_1gpu.json.gz"}, "hgx-h200"}};
 
 double ms(TimePs t) { return static_cast<double>(t) / 1e9; }
 std::string pct(double e) { return fmt::format("{:+.2f}%", 100.0 * e); }
@@ -31,14 +35,16 @@ std::string pct(double e) { return fmt::format("{:+.2f}%", 100.0 * e); }
 
 KinetoStudy run_kineto_study(const std::string& data_dir) {
   KinetoStudy s;
-  for (const std::vector<std::string>& files : kCases) {
+  for (const CaseSpec& spec : kCases) {
+    const std::vector<std::string>& files = spec.files;
     std::vector<kineto::Trace> traces;
     for (const std::string& f : files) traces.push_back(kineto::read_trace_file(data_dir + "/kineto/" + f));
     KinetoCase c;
     c.file = files.size() == 1 ? files[0] : "ws128_sampled.rank{0,1} (each rank its own)";
     const long long ranks = std::max(1, traces[0].world_size);
     c.nodes = (ranks + kGpusPerNode - 1) / kGpusPerNode;
-    PlatformConfig p = load_preset(*preset_registry().find(kPreset));
+    c.preset = spec.preset;
+    PlatformConfig p = load_preset(*preset_registry().find(c.preset));
     set_nodes(p, c.nodes, c.file + ": nodes");
     KinetoRunOptions o;
     o.simulate_comm = false;
@@ -59,7 +65,7 @@ std::string kineto_study_tables(const KinetoStudy& study) {
       const KinetoStepRecord& m = c.measured.steps[i];
       const KinetoStepRecord& sim = c.simulated.steps[i];
       out += fmt::format("| {} | {} | {} | {} x{} | {} | {:.3f} | {:.3f} | {} | {:.3f} | {} |\n", c.file,
-                         c.measured.device.empty() ? "-" : c.measured.device, c.measured.job_ranks, kPreset, c.nodes, m.number,
+                         c.measured.device.empty() ? "-" : c.measured.device, c.measured.job_ranks, c.preset, c.nodes, m.number,
                          ms(m.measured_ps), ms(m.replayed_ps), pct(m.error()), ms(sim.replayed_ps), pct(sim.error()));
     }
   }

@@ -1,11 +1,12 @@
 // `acesim reproduce kineto`: PyTorch profiler traces of real runs replayed
 // on the platform they ran on (docs/validation.md, section 8). For each
-// trace of tests/data/kineto (HolisticTraceAnalysis's test data): every
-// ProfilerStep traced, replayed with every duration as traced, and replayed
-// with its NCCL kernels simulated on hgx-a100 nodes (the traces ran on
-// A100s), and the sampled 128-rank job's two traces together, each rank its
-// own (steps: the slower rank's); the traced ranks' GPU activities within
-// 1 us of their traced start.
+// trace of tests/data/kineto (HolisticTraceAnalysis's test data, and one
+// acesim took on an H200 with tools/kineto-capture): every ProfilerStep
+// traced, replayed with every duration as traced, and replayed with its
+// NCCL kernels simulated on nodes of its GPUs (hgx-a100, hgx-h200); the
+// sampled 128-rank job's two traces also together, each rank its own
+// (steps: the slower rank's); the traced ranks' GPU activities within 1 us
+// of their traced start.
 #pragma once
 
 #include <string>
@@ -17,6 +18,7 @@ namespace acesim {
 
 struct KinetoCase {
   std::string file;   // under data_dir/kineto (several: a label)
+  std::string preset;  // the platform it replays on: its GPUs'
   long long nodes = 1;
   KinetoReport measured, simulated;
 };

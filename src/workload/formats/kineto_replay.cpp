@@ -99,12 +99,12 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   call_of.reserve(t.runtime.size());
   for (std::size_t i = 0; i < t.runtime.size(); ++i) call_of.emplace(t.runtime[i].correlation, i);
   std::vector<std::size_t> launcher(t.gpu.size());
-  // Launch latencies: where an activity started within 1 us of the end of
-  // work it waits for (its stream's previous activity, or a dependency across
-  // streams below), that end, not its launch, set its start: its own latency
-  // is unknown and the trace's median stands for it, over the activities
-  // that started apart from any end on their device (within 1 us of one,
-  // on any stream, they may have waited for it).
+  // Launch latencies. An activity launched while the work it waits for (its
+  // stream's previous activity, or a dependency across streams below) was
+  // still to end queued behind it: that end, and the GPU's gap after it,
+  // set its start, and its own latency is unknown; the trace's median
+  // stands for it, over the activities nothing ended before on their device
+  // between their launch and their start (the GPU took them as launched).
   std::vector<Ns> latency(t.gpu.size(), 0);
   {
     // Per device, the ends of its activities so far (any stream).
@@ -113,10 +113,11 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
     for (std::size_t k = 0; k < t.gpu.size(); ++k) {
       const GpuActivity& a = t.gpu[k];
       launcher[k] = call_of.at(a.correlation);  // the reader checked every correlation
-      latency[k] = std::max<Ns>(0, a.ts - t.runtime[launcher[k]].ts);
+      const Ns launched_at = t.runtime[launcher[k]].ts;
+      latency[k] = std::max<Ns>(0, a.ts - launched_at);
       std::multiset<Ns>& e = ends[a.device];
-      const auto near = e.lower_bound(a.ts - kQueuedNs + 1);
-      if (near == e.end() || *near >= a.ts + kQueuedNs) free_latencies.push_back(latency[k]);
+      const auto between = e.lower_bound(launched_at);
+      if (between == e.end() || *between > a.ts) free_latencies.push_back(latency[k]);
       e.insert(a.ts + a.dur);
     }
     if (!free_latencies.empty()) {
@@ -334,8 +335,15 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
           const GpuActivity& a = t.gpu[k];
           const std::pair<int, long long> s{a.device, a.stream};
           std::vector<std::uint32_t> gdeps;
-          bool waited = false;  // it started as work it waits for ended
-          const auto after = [&](Ns end) { waited = waited || (end <= a.ts + kQueuedNs && a.ts - end < kQueuedNs); };
+          // The dependency that ended last (as measured): what a queued activity waited for.
+          std::size_t gating = 0;
+          Ns gating_end = -1;
+          const auto after = [&](Ns end) {
+            if (end > gating_end) {
+              gating = gdeps.size() - 1;
+              gating_end = end;
+            }
+          };
           if (const auto it = last_on_stream.find(s); it != last_on_stream.end()) {
             gdeps.push_back(it->second);
             after(last_end_on_stream[s]);
@@ -385,7 +393,14 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
             }
           }
           const std::uint32_t launch[1] = {chain};
-          gdeps.push_back(delay(KinetoNodeRole::kLaunch, waited ? std::min(latency[k], out.median_launch_latency) : latency[k], launch));
+          const bool queued = gating_end >= 0 && t.runtime[launcher[k]].ts + out.median_launch_latency <= gating_end;
+          if (queued && a.ts > gating_end) {
+            // The GPU's gap between the work it waited for and its start.
+            const std::uint32_t from[1] = {gdeps[gating]};
+            gdeps[gating] = delay(KinetoNodeRole::kLaunch, a.ts - gating_end, from);
+            ++out.gaps;
+          }
+          gdeps.push_back(delay(KinetoNodeRole::kLaunch, queued ? std::min(latency[k], out.median_launch_latency) : latency[k], launch));
           if (a.nccl) {
             const std::optional<CollectiveSpec> c = collective_of(a);
             if (c && c->members.size() < 2) {

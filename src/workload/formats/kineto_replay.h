@@ -9,9 +9,12 @@
 // synchronising call (cudaDeviceSynchronize, cudaStreamSynchronize,
 // cudaEventSynchronize, cudaMemcpy) also waits for every GPU activity
 // launched before it. The GPU side: each activity waits for its launch
-// point plus its launch latency (as measured where it did not queue behind
-// its stream, else the trace's median), and for the activity before it on
-// its stream. The busiest stream's kernels, copies and sets run on the
+// point plus its launch latency, and for the activity before it on its
+// stream. An activity launched while what it waits for was still to end
+// (by more than the trace's median latency) queued: it takes the median
+// latency, and starts after what it waited for by the gap the trace shows
+// (the GPU's few microseconds between queued kernels, or a wait the trace
+// does not show); any other takes its own measured latency. The busiest stream's kernels, copies and sets run on the
 // rank's compute stream at their measured durations; other streams' beside
 // it as delays. Across streams: a trace with cuda_sync "Stream Wait Event"
 // activities (enable_cuda_sync_events) says for each cudaStreamWaitEvent
@@ -78,6 +81,7 @@ struct KinetoReplay {
   long long collectives_measured = 0;   // NCCL kernels at their measured duration
   std::map<std::string, long long> measured_why;  // reason -> count
   long long launches = 0, syncs = 0, compute_waits = 0;
+  long long gaps = 0;          // queued activities that start after a gap behind what they waited for
   long long stream_waits = 0;  // activities that waited for an event recorded on another stream (cuda_sync)
   long long step_waits = 0;    // waits of a step's first compute activity for the NCCL kernels before it
   // Each GPU activity's node (trace order), and the measured start of the
