@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "chakra/group_names.h"
 #include "chakra/trace_writer.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
@@ -65,25 +66,8 @@ struct Rounder {
   }
 };
 
-class Groups {
- public:
-  const std::string& name(const std::vector<Rank>& ranks) {
-    auto it = names_.find(ranks);
-    if (it == names_.end()) it = names_.emplace(ranks, fmt::format("pg_{}", names_.size())).first;
-    return it->second;
-  }
-  nlohmann::json json() const {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [ranks, name] : names_) j[name] = ranks;
-    return j;
-  }
-  long long size() const { return static_cast<long long>(names_.size()); }
 
- private:
-  std::map<std::vector<Rank>, std::string> names_;
-};
-
-chakra::Trace rank_trace(const kineto::Trace& trace, const KinetoReplay& replay, Rank from, Rank me, long long world, Groups& groups) {
+chakra::Trace rank_trace(const kineto::Trace& trace, const KinetoReplay& replay, Rank from, Rank me, long long world, chakra::GroupNames& groups) {
   const WorkGraph& g = replay.graph;
   const std::uint32_t n = g.size();
   std::vector<std::vector<std::uint32_t>> parents(n);
@@ -138,7 +122,7 @@ chakra::Trace rank_trace(const kineto::Trace& trace, const KinetoReplay& replay,
           const std::vector<Rank> members = counterpart(spec.members, from, me, world, trace.file);
           c.type = NodeType::kCommColl;
           c.comm_type = comm_type(spec.op);
-          c.pg_name = groups.name(members);
+          c.pg_name = groups.name(members, "pg");
           const double share = spec.op == CollectiveOp::kAllGather ? spec.bytes / static_cast<double>(members.size()) : spec.bytes;
           c.comm_size = static_cast<std::uint64_t>(std::llround(std::max(0.0, share)));
           c.name = kernel;
@@ -189,7 +173,7 @@ ChakraExportSummary export_kineto_chakra(const std::vector<kineto::Trace>& trace
   }
   ChakraExportSummary s;
   s.ranks = job.world();
-  Groups groups;
+  chakra::GroupNames groups;
   std::vector<std::unique_ptr<KinetoReplay>> replays(traces.size());
   for (long long r = 0; r < job.world(); ++r) {
     const std::size_t i = trace_of[static_cast<std::size_t>(r)];

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "chakra/group_names.h"
 #include "chakra/trace_writer.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
@@ -53,12 +54,8 @@ class GroupNames {
     return it->second;
   }
 
-  nlohmann::json json() const {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [ranks, name] : names_) j[name] = ranks;
-    return j;
-  }
-  long long size() const { return static_cast<long long>(names_.size()); }
+  nlohmann::json json() const { return table_.json(); }
+  long long size() const { return table_.size(); }
 
  private:
   // The NPUs that differ from r only along the dimensions of `mask`.
@@ -80,19 +77,11 @@ class GroupNames {
     std::sort(out.begin(), out.end());
     return out;
   }
-  const std::string& name_of(const std::vector<Rank>& ranks, LlmComm kind) {
-    auto it = names_.find(ranks);
-    if (it == names_.end()) {
-      const std::string k(to_string(kind));
-      it = names_.emplace(ranks, fmt::format("{}_{}", k, count_[k]++)).first;
-    }
-    return it->second;
-  }
+  const std::string& name_of(const std::vector<Rank>& ranks, LlmComm kind) { return table_.name(ranks, std::string(to_string(kind))); }
 
   const Topology& topo_;
-  std::map<std::vector<Rank>, std::string> names_;
+  chakra::GroupNames table_;
   std::map<std::pair<Rank, std::uint32_t>, std::string> by_rank_dims_;
-  std::map<std::string, int> count_;
 };
 
 std::string node_name(const LlmNodeTag& t, std::string_view what) {
