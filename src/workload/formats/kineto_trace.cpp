@@ -122,7 +122,7 @@ constexpr std::size_t kMaxTokenBytes = 64ULL << 20;
 // InputError, which unwinds through the reader; its stack frees itself).
 class CappedAllocator {
  public:
-  static const bool kNeedFree = true;
+  [[maybe_unused]] static constexpr bool kNeedFree = true;  // RapidJSON's Allocator concept
   void* Malloc(std::size_t size) {
     if (size == 0) return nullptr;
     check(size);
