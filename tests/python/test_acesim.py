@@ -200,6 +200,13 @@ class RunAndCharacterizeTest(unittest.TestCase):
                                      "--kineto-comm", "measured"))
         self.assertEqual(r["iteration_times_ns"], [222503285, 219786430, 224936243])
         self.assertEqual(r["collectives"]["measured"], 21)
+        # Made 16 wide and spread over two nodes: the job and its layout in the JSON.
+        wide = acesim.run(kineto=trace, platform="hgx-a100", nodes=2, dp=16, placement="spread")
+        self.assertEqual(wide["job_ranks"], 16)
+        self.assertTrue(wide["placement"].startswith("spread"))
+        self.assertIn("--dp 16", wide["assumptions"][0])
+        two = acesim.run(kineto=trace, platform="hgx-a100", nodes=1)
+        self.assertGreater(wide["communication_ns"]["replayed"], 5 * two["communication_ns"]["replayed"])
 
     def test_run_compares_executors(self):
         r = acesim.run(compare=["sm", "ideal"])
