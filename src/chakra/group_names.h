@@ -3,6 +3,7 @@
 // after the prefix of its first use, n counting that prefix's groups.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -10,14 +11,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "topology/topology.h"
 
 namespace acesim::chakra {
 
 class GroupNames {
  public:
-  // `ranks` ascending.
-  const std::string& name(const std::vector<Rank>& ranks, const std::string& prefix) {
+  // `ranks` ascending (acesim's Rank: std::int32_t; this layer sits below topology/).
+  const std::string& name(const std::vector<std::int32_t>& ranks, const std::string& prefix) {
     auto it = names_.find(ranks);
     if (it == names_.end()) it = names_.emplace(ranks, fmt::format("{}_{}", prefix, count_[prefix]++)).first;
     return it->second;
@@ -30,7 +30,7 @@ class GroupNames {
   long long size() const { return static_cast<long long>(names_.size()); }
 
  private:
-  std::map<std::vector<Rank>, std::string> names_;
+  std::map<std::vector<std::int32_t>, std::string> names_;
   std::map<std::string, int> count_;
 };
 

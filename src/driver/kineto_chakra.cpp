@@ -166,7 +166,7 @@ ChakraExportSummary export_kineto_chakra(const std::vector<kineto::Trace>& trace
   KinetoReplayOptions ro;
   ro.simulate_comm = options.simulate_comm;
   ro.job_ranks = job.traced_world();
-  ro.group_gpus = [&job](const std::vector<int>& ranks) { return job.group_ranks(ranks); };
+  ro.group_gpus = [&job](const std::vector<int>& ranks, const std::string& name) { return job.group_ranks(ranks, name); };
   std::vector<std::size_t> trace_of(static_cast<std::size_t>(job.world()), 0);
   if (traces.size() > 1) {
     for (std::size_t i = 0; i < traces.size(); ++i) trace_of[static_cast<std::size_t>(job.job_rank(i))] = i;

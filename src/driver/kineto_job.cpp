@@ -19,14 +19,29 @@ std::string lower(std::string s) {
   return s;
 }
 
-// A process group that names data parallelism: Megatron-LM's and NeMo's
-// descriptions ("DATA_PARALLEL_GROUP", "dp", "dp_replicate", ...).
-bool names_data_parallel(const kineto::ProcessGroup& g) {
+// A process group that names data parallelism (Megatron-LM's and NeMo's
+// descriptions, torch DeviceMesh's dimension names): 2 exactly
+// (DATA_PARALLEL_GROUP, "dp"), 1 in part but not a product with another
+// dimension (TENSOR_AND_DATA_PARALLEL_GROUP, DATA_PARALLEL_GROUP_WITH_CP,
+// dp_shard_cp are not), else 0.
+int names_data_parallel(const kineto::ProcessGroup& g) {
+  int best = 0;
   for (const std::string& s : {lower(g.description), lower(g.name)}) {
-    if (s.find("data_parallel") != std::string::npos || s.find("data parallel") != std::string::npos || s == "dp" ||
-        s.starts_with("dp_") || s.ends_with("_dp")) {
-      return true;
+    if (s == "data_parallel_group" || s == "dp") return 2;
+    const bool dp = s.find("data_parallel") != std::string::npos || s.find("data parallel") != std::string::npos ||
+                    s.starts_with("dp_") || s.ends_with("_dp");
+    bool product = false;
+    for (const char* other : {"tensor", "expert", "context", "pipeline", "model", "_cp", "cp_"}) {
+      product = product || s.find(other) != std::string::npos;
     }
+    if (dp && !product) best = 1;
+  }
+  return best;
+}
+
+bool names_pipeline(const kineto::ProcessGroup& g) {
+  for (const std::string& s : {lower(g.description), lower(g.name)}) {
+    if (s == "pipeline_model_parallel_group" || s == "pp" || s == "pipeline_parallel_group") return true;
   }
   return false;
 }
@@ -72,6 +87,7 @@ KinetoJob::KinetoJob(const std::vector<kineto::Trace>& traces, const PlatformCon
   const kineto::Trace& first = traces.front();
   traced_world_ = std::max(1, first.world_size);
   one_for_all_ = traces.size() == 1;
+  groups_ = first.groups;
   std::map<int, const kineto::Trace*> by_rank;
   for (const kineto::Trace& t : traces) {
     if (std::max(1, t.world_size) != traced_world_) {
@@ -79,7 +95,9 @@ KinetoJob::KinetoJob(const std::vector<kineto::Trace>& traces, const PlatformCon
                                    std::max(1, t.world_size), first.file, traced_world_));
     }
     if (traces.size() > 1) {
-      if (t.rank < 0) throw InputError(t.file + ": no distributedInfo.rank: with several traces, each must say whose it is");
+      if (t.rank < 0 || t.world_size <= 0) {
+        throw InputError(t.file + ": no distributedInfo.rank and world_size: with several traces, each must say whose it is");
+      }
       const auto [it, fresh] = by_rank.emplace(t.rank, &t);
       if (!fresh) throw InputError(fmt::format("{}: rank {} is traced twice (also in {})", t.file, t.rank, it->second->file));
     }
@@ -103,8 +121,11 @@ KinetoJob::KinetoJob(const std::vector<kineto::Trace>& traces, const PlatformCon
   if (o.dp > 0) {
     std::vector<int> ranks;
     std::string label;
+    int best = 0;  // names_data_parallel: the exact name first, then the smallest group
     for (const kineto::ProcessGroup& g : first.groups) {
-      if (names_data_parallel(g) && g.ranks.size() > ranks.size()) {
+      const int score = names_data_parallel(g);
+      if (score > 0 && (score > best || (score == best && g.ranks.size() < ranks.size()))) {
+        best = score;
         ranks = g.ranks;
         label = "process group " + group_label(g);
       }
@@ -115,7 +136,16 @@ KinetoJob::KinetoJob(const std::vector<kineto::Trace>& traces, const PlatformCon
     }
     std::sort(ranks.begin(), ranks.end());
     dp_size_ = static_cast<long long>(ranks.size());
-    dp_stride_ = dp_size_ > 1 ? ranks[1] - ranks[0] : 1;
+    dp_stride_ = dp_size_ > 1 ? ranks[1] - ranks[0] : traced_world_;
+    if (dp_size_ == 1) {
+      // No data parallelism traced: the new dimension goes where Megatron-LM
+      // has it, inside the pipeline stages (outermost without them).
+      for (const kineto::ProcessGroup& g : first.groups) {
+        if (names_pipeline(g) && !g.ranks.empty() && traced_world_ % static_cast<long long>(g.ranks.size()) == 0) {
+          dp_stride_ = traced_world_ / static_cast<long long>(g.ranks.size());
+        }
+      }
+    }
     bool regular = dp_stride_ > 0 && traced_world_ % (dp_stride_ * dp_size_) == 0 && ranks[0] % (dp_stride_ * dp_size_) < dp_stride_;
     for (std::size_t i = 1; i < ranks.size() && regular; ++i) regular = ranks[i] - ranks[i - 1] == dp_stride_;
     if (!regular) {
@@ -131,7 +161,7 @@ KinetoJob::KinetoJob(const std::vector<kineto::Trace>& traces, const PlatformCon
                                        dp_new_, label, dp_size_, dp_stride_ > 1 ? fmt::format(" {} apart", dp_stride_) : "", dp_new_, world_));
   }
   for (const kineto::Trace& t : traces) {
-    const long long r = map_rank(std::max(0, t.rank));
+    const long long r = map_rank(t.world_size > 0 ? std::max(0, t.rank) : 0);
     if (traces.size() > 1) {
       for (std::size_t i = 0; i < job_rank_.size(); ++i) {
         if (job_rank_[i] == r) {
@@ -165,7 +195,9 @@ KinetoJob::KinetoJob(const std::vector<kineto::Trace>& traces, const PlatformCon
     if (p.find_first_not_of("0123456789,- ") != std::string::npos) {
       throw InputError("--placement: '" + p + "' is not packed, spread or a list of GPUs like 0-3,8-11");
     }
-    const std::vector<Rank> gpus = parse_gpu_list("--placement", p, npus);
+    std::string list = p;
+    std::erase(list, ' ');
+    const std::vector<Rank> gpus = parse_gpu_list("--placement", list, npus);
     if (static_cast<long long>(gpus.size()) != world_) {
       throw InputError(fmt::format("--placement: {} GPUs listed for a job of {} ranks", gpus.size(), world_));
     }
@@ -180,14 +212,21 @@ long long KinetoJob::map_rank(long long r) const {
   return low + dp_stride_ * (d % dp_new_ + dp_new_ * high);
 }
 
-std::vector<Rank> KinetoJob::group_gpus(const std::vector<int>& trace_ranks) const {
+std::vector<Rank> KinetoJob::group_gpus(const std::vector<int>& trace_ranks, const std::string& name) const {
   std::vector<Rank> out;
-  for (Rank r : group_ranks(trace_ranks)) out.push_back(gpu_of_[static_cast<std::size_t>(r)]);
+  for (Rank r : group_ranks(trace_ranks, name)) out.push_back(gpu_of_[static_cast<std::size_t>(r)]);
   std::sort(out.begin(), out.end());
   return out;
 }
 
-std::vector<Rank> KinetoJob::group_ranks(const std::vector<int>& trace_ranks) const {
+bool KinetoJob::default_group(const std::string& name) const {
+  for (const kineto::ProcessGroup& g : groups_) {
+    if (g.name == name) return g.description == "default_pg";
+  }
+  return name == "0";  // PyTorch's name for the default group
+}
+
+std::vector<Rank> KinetoJob::group_ranks(const std::vector<int>& trace_ranks, const std::string& name) const {
   std::vector<Rank> ranks;
   std::vector<int> sorted = trace_ranks;
   std::sort(sorted.begin(), sorted.end());
@@ -203,7 +242,9 @@ std::vector<Rank> KinetoJob::group_ranks(const std::vector<int>& trace_ranks) co
   };
   if (!dp_changed_) {
     for (int r : sorted) ranks.push_back(static_cast<Rank>(r));
-  } else if (static_cast<long long>(sorted.size()) == traced_world_) {
+  } else if (static_cast<long long>(sorted.size()) == traced_world_ && (dp_size_ > 1 || default_group(name))) {
+    // The whole job (with no data parallelism traced, a group of every rank
+    // is the whole job only by name: it may be the tensor-parallel group).
     for (long long r = 0; r < world_; ++r) ranks.push_back(static_cast<Rank>(r));
   } else if (is_dp_group()) {
     const long long r = sorted.front();

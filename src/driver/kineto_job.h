@@ -5,7 +5,10 @@
 //              it); each trace is one rank's (distributedInfo.rank); with
 //              one trace only, it stands for every rank
 //   --dp N     the data-parallel group made N wide: the group whose pg_desc
-//              names data parallelism, else the whole job. Its ranks are an
+//              or name is the data-parallel one (DATA_PARALLEL_GROUP, dp;
+//              else the smallest that names data parallelism and no other
+//              dimension), else the whole job; a group of one rank (no data
+//              parallelism traced) grows inside the pipeline stages. Its ranks are an
 //              arithmetic progression (stride s, size n), the job's groups
 //              tile as Megatron-LM and torch's DeviceMesh lay them out, and a
 //              rank is (r mod s, its place in the group, r div (s n)); the
@@ -52,15 +55,17 @@ class KinetoJob {
   Rank gpu(long long job_rank) const { return gpu_of_[static_cast<std::size_t>(job_rank)]; }
   // A group of trace ranks as the GPUs it runs on (ascending): after --dp
   // and the placement.
-  std::vector<Rank> group_gpus(const std::vector<int>& trace_ranks) const;
+  // `name`: the group's pg_name, where the trace gives it.
+  std::vector<Rank> group_gpus(const std::vector<int>& trace_ranks, const std::string& name = "") const;
   // The same group as job ranks (before the placement), ascending.
-  std::vector<Rank> group_ranks(const std::vector<int>& trace_ranks) const;
+  std::vector<Rank> group_ranks(const std::vector<int>& trace_ranks, const std::string& name = "") const;
   // What the report says: the data-parallel group taken, the placement.
   const std::vector<std::string>& assumptions() const { return assumptions_; }
   const std::string& placement() const { return placement_; }
 
  private:
   long long map_rank(long long r) const;
+  bool default_group(const std::string& name) const;  // PyTorch's default process group
 
   long long traced_world_ = 1, world_ = 1;
   std::size_t npus_ = 1;
@@ -72,6 +77,7 @@ class KinetoJob {
   std::vector<Rank> gpu_of_;
   std::vector<std::string> assumptions_;
   std::string placement_ = "packed";
+  std::vector<kineto::ProcessGroup> groups_;  // the first trace's
 };
 
 // "0-3,8,9": GPUs of a platform of `npus`, each once; `flag` names the

@@ -26,6 +26,8 @@ void add_counts(KinetoReplay& to, const KinetoReplay& c) {
   to.syncs += c.syncs;
   to.compute_waits += c.compute_waits;
   to.stream_waits += c.stream_waits;
+  to.stream_waits_dropped += c.stream_waits_dropped;
+  to.gaps += c.gaps;
   to.step_waits += c.step_waits;
 }
 
@@ -66,7 +68,7 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
   KinetoReplayOptions ro;
   ro.simulate_comm = options.simulate_comm;
   ro.job_ranks = job.traced_world();
-  ro.group_gpus = [&job](const std::vector<int>& ranks) { return job.group_gpus(ranks); };
+  ro.group_gpus = [&job](const std::vector<int>& ranks, const std::string& name) { return job.group_gpus(ranks, name); };
   std::vector<KinetoReplay> replays;
   replays.reserve(traces.size());
   std::vector<Rank> reps;
@@ -141,7 +143,7 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
       ++rep.activities;
       if (gap <= 1'000'000) ++rep.activities_on_time;
       rep.largest_start_gap_ps = std::max(rep.largest_start_gap_ps, gap);
-      if (keep) tl.spans.push_back({act.name, act.stream, act.nccl, measured, measured + act.dur * 1000, nt.start, nt.end});
+      if (keep) tl.spans.push_back({act.name, act.device, act.stream, act.nccl, measured, measured + act.dur * 1000, nt.start, nt.end});
     }
     if (keep) rep.timelines.push_back(std::move(tl));
     replay.graph = WorkGraph();

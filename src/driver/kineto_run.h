@@ -38,6 +38,7 @@ struct KinetoStepRecord {
 // and replayed.
 struct KinetoSpan {
   std::uint32_t name = 0;  // index into KinetoTimeline::names
+  int device = 0;
   long long stream = 0;
   bool nccl = false;
   TimePs measured_start = 0, measured_end = 0, replayed_start = 0, replayed_end = 0;

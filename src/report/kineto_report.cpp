@@ -1,7 +1,7 @@
 #include "report/kineto_report.h"
 
 #include <filesystem>
-#include <set>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -48,9 +48,15 @@ std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform)
                      c.kernels, c.copies, c.sets, c.streams, c.main_stream, c.side_stream_activities);
   out += fmt::format("# CPU: {} launches, {} synchronisations; median launch latency {:.3f} us\n", c.launches, c.syncs,
                      static_cast<double>(c.median_launch_latency) / 1e3);
-  out += c.stream_waits > 0 ? fmt::format("# across streams: {} waits on recorded events (cuda_sync)\n", c.stream_waits)
-                            : fmt::format("# across streams (inferred; no cuda_sync events): {} waits for a collective after work.wait(), "
+  out += c.stream_waits > 0 ? fmt::format("# across streams: {} waits on recorded events (cuda_sync{})\n", c.stream_waits,
+                                          c.stream_waits_dropped > 0 ? fmt::format("; {} Stream Wait Events naming no record in the trace left out",
+                                                                                   c.stream_waits_dropped)
+                                                                     : "")
+                            : fmt::format("# across streams (inferred{}): {} waits for a collective after work.wait(), "
                                           "{} at a step's start for the steps' collectives\n",
+                                          c.stream_waits_dropped > 0
+                                              ? fmt::format("; the trace's {} Stream Wait Events name no record in it", c.stream_waits_dropped)
+                                              : "; no cuda_sync events",
                                           c.compute_waits, c.step_waits);
   out += "# " + comm_line(r) + "\n";
   if (c.collectives_simulated + c.collectives_measured > 0) {
@@ -117,6 +123,7 @@ nlohmann::json kineto_json(const KinetoReport& r) {
                    {"compute_stream", c.main_stream}, {"side_stream_activities", c.side_stream_activities}}},
           {"cpu", {{"launches", c.launches}, {"synchronisations", c.syncs}, {"median_launch_latency_ns", c.median_launch_latency},
                    {"compute_waits_for_collectives", c.compute_waits}, {"stream_waits_on_recorded_events", c.stream_waits},
+                   {"stream_wait_events_without_record", c.stream_waits_dropped}, {"queued_gaps", c.gaps},
                    {"step_waits_for_collectives", c.step_waits}}},
           {"collectives", {{"simulated", c.collectives_simulated}, {"measured", c.collectives_measured}, {"measured_why", why}}},
           {"activities", r.activities},
@@ -160,16 +167,18 @@ nlohmann::json kineto_trace_events(const KinetoReport& r) {
         events.push_back({{"ph", "X"}, {"cat", "step"}, {"name", fmt::format("ProfilerStep#{}", tl.step_numbers[k])}, {"pid", pid},
                           {"tid", 0}, {"ts", ps_to_us(anchors[k])}, {"dur", ps_to_us(anchors[k + 1] - anchors[k])}});
       }
-      std::set<long long> streams;
+      // A thread per (device, stream), numbered from 1 (0: the steps).
+      std::map<std::pair<int, long long>, long long> tids;
       for (const KinetoSpan& s : tl.spans) {
-        if (streams.insert(s.stream).second) {
-          events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", s.stream + 1},
-                            {"args", {{"name", fmt::format("stream {}", s.stream)}}}});
+        const auto [it, fresh] = tids.try_emplace({s.device, s.stream}, static_cast<long long>(tids.size()) + 1);
+        if (fresh) {
+          events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", it->second},
+                            {"args", {{"name", fmt::format("device {} stream {}", s.device, s.stream)}}}});
         }
         const TimePs b = replayed ? s.replayed_start : s.measured_start;
         const TimePs e = replayed ? s.replayed_end : s.measured_end;
         events.push_back({{"ph", "X"}, {"cat", s.nccl ? "communication" : "gpu"}, {"name", tl.names[s.name]}, {"pid", pid},
-                          {"tid", s.stream + 1}, {"ts", ps_to_us(b)}, {"dur", ps_to_us(e - b)}});
+                          {"tid", it->second}, {"ts", ps_to_us(b)}, {"dur", ps_to_us(e - b)}});
       }
     }
   }

@@ -73,6 +73,7 @@ void register_kineto_format(WorkloadFormatRegistry& registry) {
 
 KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   KinetoReplay out;
+  out.stream_waits_dropped = t.stream_waits_dropped;
   WorkGraph& g = out.graph;
   g.source = t.file;
 
@@ -252,7 +253,7 @@ KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
     spec.bytes = static_cast<double>(elements) * bytes;
     spec.name = c.name;
     if (o.group_gpus) {
-      spec.members = o.group_gpus(ranks);
+      spec.members = o.group_gpus(ranks, c.group_name);
     } else {
       spec.members.assign(ranks.begin(), ranks.end());
     }

@@ -52,7 +52,7 @@ struct KinetoReplayOptions {
   // The GPUs a group of the trace's ranks runs on, ascending (the job's
   // layout on the platform: driver/kineto_job.h); the ranks themselves when
   // empty.
-  std::function<std::vector<Rank>(const std::vector<int>&)> group_gpus;
+  std::function<std::vector<Rank>(const std::vector<int>&, const std::string& group_name)> group_gpus;
 };
 
 // What each node of a replay stands for (the Chakra export needs it).
@@ -83,6 +83,7 @@ struct KinetoReplay {
   long long launches = 0, syncs = 0, compute_waits = 0;
   long long gaps = 0;          // queued activities that start after a gap behind what they waited for
   long long stream_waits = 0;  // activities that waited for an event recorded on another stream (cuda_sync)
+  long long stream_waits_dropped = 0;  // the trace's Stream Wait Events that name no record in it
   long long step_waits = 0;    // waits of a step's first compute activity for the NCCL kernels before it
   // Each GPU activity's node (trace order), and the measured start of the
   // first chain point (the replay's time 0).

@@ -364,7 +364,11 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       }
       if (device < 0 || device > 1024) return fail(fmt::format("{}: args.device {} is not a GPU index", where(), device));
       w.device = static_cast<int>(device);
-      if (w.record_correlation >= 0 && w.on_stream >= 0) t_.stream_waits.push_back(w);  // -1: the event's record is unknown
+      if (w.record_correlation >= 0 && w.on_stream >= 0) {
+        t_.stream_waits.push_back(w);
+      } else {
+        ++t_.stream_waits_dropped;  // -1: the event's record is unknown
+      }
       return true;
     }
     if (e_.name.starts_with("ProfilerStep#") && c != "gpu_user_annotation") {
@@ -498,14 +502,13 @@ void check(Trace& t) {
                                    t.file, name(a.name), fmt_us(a.ts), a.correlation));
     }
   }
-  for (const StreamWait& w : t.stream_waits) {
-    for (const auto& [corr, field] : {std::pair{w.correlation, "correlation"}, std::pair{w.record_correlation, "wait_on_cuda_event_record_corr_id"}}) {
-      if (launched.count(corr) == 0) {
-        throw InputError(fmt::format("{}: event 'Stream Wait Event' at ts {}: {} {} names no cuda_runtime or cuda_driver call of the trace",
-                                     t.file, fmt_us(w.ts), field, corr));
-      }
-    }
-  }
+  // A wait whose call or event record is outside the trace (a profiling
+  // window that opened after the record) names nothing to wait for.
+  const std::size_t waits = t.stream_waits.size();
+  std::erase_if(t.stream_waits, [&](const StreamWait& w) {
+    return launched.count(w.correlation) == 0 || launched.count(w.record_correlation) == 0;
+  });
+  t.stream_waits_dropped += static_cast<long long>(waits - t.stream_waits.size());
   std::stable_sort(t.stream_waits.begin(), t.stream_waits.end(), by_time);
   for (std::size_t i = 1; i < t.steps.size(); ++i) {
     if (t.steps[i].number <= t.steps[i - 1].number) {

@@ -90,6 +90,9 @@ struct Trace {
   std::vector<GpuActivity> gpu;        // in time order
   std::vector<RuntimeCall> runtime;    // in time order
   std::vector<StreamWait> stream_waits;  // in time order; empty in traces without cuda_sync events
+  // Stream Wait Events left out: the record unknown (-1, as PyTorch 2.11
+  // writes them) or its call or record outside the trace.
+  long long stream_waits_dropped = 0;
   std::vector<std::string> names;      // each distinct event name once
   const std::string& name_of(std::uint32_t i) const { return names[i]; }
 };
