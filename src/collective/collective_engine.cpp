@@ -576,13 +576,15 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
                                           : static_cast<double>(topo_.num_npus()) * static_cast<double>(c.participants) /
                                                 (static_cast<double>(reps_.size()) * static_cast<double>(c.group_npus));
   // NCCL's hop latency stands for the endpoint's per-step delay.
-  const TimePs step_ps = c.nccl ? c.nccl->step_ps : cfg_.endpoint_delay_ps;
+  // An executor's own per-step cost (copy engines' launch and sync) adds to it.
+  const TimePs step_ps = (c.nccl ? c.nccl->step_ps : cfg_.endpoint_delay_ps) + (endpoints_ ? endpoints_->step_latency_ps() : 0);
   if (endpoints_ == nullptr) {
     net_.start(shape, bytes, step_ps, this, slot, nullptr, replicas);
     return;
   }
   PhaseCost cost;
   cost.op = spec.op;
+  cost.collective = w.coll;
   cost.first = w.phase == 0;
   cost.last = w.phase + 1 == static_cast<int>(c.specs.size());
   cost.in_bytes = c.chunk_in;

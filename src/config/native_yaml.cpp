@@ -304,7 +304,7 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
 
 void read_communication(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   using namespace yaml;
-  check_map(node, file, "communication", {"executor", "sm", "ace"});
+  check_map(node, file, "communication", {"executor", "sm", "ace", "dma"});
   if (node["executor"]) {
     const std::string v = scalar(node["executor"], file, "communication.executor");
     const ExecutorEntry* e = executor_registry().find(v);
@@ -359,6 +359,29 @@ void read_communication(const YAML::Node& node, NpuConfig& npu, const std::strin
     }
     if (ace["alu_GBps"]) npu.ace.alu_GBps = positive_number(ace["alu_GBps"], file, "communication.ace.alu_GBps", limits::kMaxBandwidthGBps);
     if (ace["dma_GBps"]) npu.ace.dma_GBps = positive_number(ace["dma_GBps"], file, "communication.ace.dma_GBps", limits::kMaxBandwidthGBps);
+  }
+  if (node["dma"]) {
+    const YAML::Node dma = node["dma"];
+    check_map(dma, file, "communication.dma", {"engines", "GBps_per_engine", "latency_ns"});
+    for (const char* key : {"engines", "GBps_per_engine", "latency_ns"}) {
+      if (!dma[key]) throw_input_error(file, line_of(dma), std::string("communication.dma.") + key, "missing: a platform's copy engines need engines, GBps_per_engine and latency_ns");
+    }
+    const long long engines = integer(dma["engines"], file, "communication.dma.engines");
+    if (engines < 1 || engines > 1024) {
+      throw_input_error(file, line_of(dma["engines"]), "communication.dma.engines", "must be in 1..1024, got " + std::to_string(engines));
+    }
+    npu.dma.engines = static_cast<int>(engines);
+    npu.dma.GBps_per_engine = positive_number(dma["GBps_per_engine"], file, "communication.dma.GBps_per_engine", limits::kMaxBandwidthGBps);
+    const double latency = number(dma["latency_ns"], file, "communication.dma.latency_ns");
+    if (!(latency >= 0.0 && latency <= kMaxDelayNs)) {
+      throw_input_error(file, line_of(dma["latency_ns"]), "communication.dma.latency_ns",
+                        "must be >= 0 and at most 1e9 (1 s), got " + dma["latency_ns"].Scalar());
+    }
+    npu.dma.latency_ps = ns_to_ps(latency);
+  }
+  if (npu.executor == "dma" && npu.dma.engines == 0) {
+    throw_input_error(file, line_of(node["executor"]), "communication.executor",
+                      "dma needs the platform's copy engines: give communication.dma (engines, GBps_per_engine, latency_ns)");
   }
 }
 

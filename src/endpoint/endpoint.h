@@ -112,6 +112,7 @@ class Endpoints {
   void phase_end(std::uint32_t collective, std::span<const Rank> members) { executor_->phase_end(collective, members); }
   // See Executor: admission of chunks entering a collective.
   std::string unfit_reason(const ChunkBytes& chunk) const { return executor_->unfit_reason(chunk); }
+  TimePs step_latency_ps() const { return executor_->step_latency_ps(); }
   int pieces(const ChunkBytes& chunk) const { return executor_->pieces(chunk); }
   bool gates_entry() const { return executor_->gates_entry(); }
   bool try_enter(std::span<const Rank> members, const ChunkBytes& chunk) { return executor_->try_enter(members, chunk); }

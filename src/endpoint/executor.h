@@ -1,5 +1,5 @@
 // An endpoint executor: what runs collective communication on each NPU
-// (ideal, sm, ace; docs/model.md, "Endpoint"). The collective engine and
+// (ideal, sm, ace, dma; docs/model.md, "Endpoint"). The collective engine and
 // point-to-point messages reach it only through Endpoints, which owns the
 // NPUs' compute and HBM; an executor adds its own resources to each NPU and
 // answers five questions:
@@ -48,6 +48,7 @@ struct LibraryKernels {
 // What one phase of one chunk costs each member's endpoint.
 struct PhaseCost {
   CollectiveOp op;       // the phase's operation
+  std::uint32_t collective = 0;  // the key phase_begin was given for this phase
   bool first = false;    // the chunk enters the collective in this phase
   bool last = false;     // ... and leaves it at the end of this one
   double in_bytes = 0.0;   // the chunk's input at one NPU
@@ -94,6 +95,10 @@ class Executor {
   // executor's setting); a collective's phases all say the same.
   virtual void phase_begin(std::uint32_t collective, std::span<const Rank> members, int units);
   virtual void phase_end(std::uint32_t collective, std::span<const Rank> members);
+
+  // What every transfer step costs on top of the links' latency (an
+  // engine's launch and synchronisation); 0 by default.
+  virtual TimePs step_latency_ps() const { return 0; }
 
   // Why a collective whose chunks have these bytes can never run (one line
   // for the user), or an empty string.

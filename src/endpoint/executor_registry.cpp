@@ -5,11 +5,13 @@ namespace acesim {
 void register_ideal_executor(ExecutorRegistry& registry);
 void register_sm_executor(ExecutorRegistry& registry);
 void register_ace_executor(ExecutorRegistry& registry);
+void register_dma_executor(ExecutorRegistry& registry);
 
 void register_builtin_executors(ExecutorRegistry& registry) {
   register_ideal_executor(registry);
   register_sm_executor(registry);
   register_ace_executor(registry);
+  register_dma_executor(registry);
 }
 
 ExecutorRegistry& executor_registry() {

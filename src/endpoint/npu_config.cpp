@@ -65,6 +65,12 @@ std::string validate(const NpuConfig& npu) {
   if (npu.ace.sram_bytes < 1) return "communication.ace.sram must be > 0";
   if (!positive(npu.ace.alu_GBps)) return "communication.ace.alu_GBps must be > 0";
   if (!positive(npu.ace.dma_GBps)) return "communication.ace.dma_GBps must be > 0";
+  if (npu.dma.engines < 0) return "communication.dma.engines must be >= 0";
+  if (npu.dma.engines > 0 && !positive(npu.dma.GBps_per_engine)) return "communication.dma.GBps_per_engine must be > 0";
+  if (npu.dma.latency_ps < 0) return "communication.dma.latency_ns must be >= 0";
+  if (npu.executor == "dma" && npu.dma.engines == 0) {
+    return "executor dma: the platform declares no copy engines (communication.dma.engines, GBps_per_engine, latency_ns)";
+  }
   return {};
 }
 

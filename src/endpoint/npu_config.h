@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithm/collective_op.h"
+#include "engine/time.h"
 
 namespace acesim {
 
@@ -39,6 +40,15 @@ struct AceParams {
   double dma_GBps = 400.0;  // HBM <-> SRAM
 };
 
+// The GPU's copy engines (DMA): what the dma executor moves collective data
+// with (docs/model.md, "dma executor"). None by default: a platform
+// declares them.
+struct DmaParams {
+  int engines = 0;                 // engines per GPU that move peer data
+  double GBps_per_engine = 0.0;    // bytes each moves per second
+  TimePs latency_ps = 0;           // per transfer step: the copies' launch and their completion's synchronisation
+};
+
 struct NpuConfig {
   int compute_units = 80;
   double unit_TFLOPS = 1.5;  // per compute unit
@@ -67,6 +77,7 @@ struct NpuConfig {
   std::string executor = "ideal";
   SmParams sm;
   AceParams ace;
+  DmaParams dma;
 
   double peak_flops() const { return compute_units * unit_TFLOPS * 1e12; }
   // Sustained over peak clock; 0 when the clocks are not given.

@@ -132,12 +132,12 @@ TEST(ToyExecutor, EntryAdmissionSerializesChunks) {
 TEST(ExecutorRegistry, ListsTheBuiltinsInRegistrationOrder) {
   ExecutorRegistry reg("executor");
   register_builtin_executors(reg);
-  EXPECT_EQ(reg.names(), (std::vector<std::string>{"ideal", "sm", "ace"}));
-  EXPECT_EQ(reg.choices(), "ideal | sm | ace");
+  EXPECT_EQ(reg.names(), (std::vector<std::string>{"ideal", "sm", "ace", "dma"}));
+  EXPECT_EQ(reg.choices(), "ideal | sm | ace | dma");
   // The shared registry starts with the same ones (tests may add toys after).
   const std::vector<std::string> shared = executor_registry().names();
-  ASSERT_GE(shared.size(), 3u);
-  EXPECT_EQ(std::vector<std::string>(shared.begin(), shared.begin() + 3), reg.names());
+  ASSERT_GE(shared.size(), 4u);
+  EXPECT_EQ(std::vector<std::string>(shared.begin(), shared.begin() + 4), reg.names());
 }
 
 TEST(ExecutorRegistry, RefusesATakenName) {
@@ -150,7 +150,7 @@ TEST(ExecutorRegistry, RefusesATakenName) {
   alias.name = "nccl";
   alias.aliases = {"ace"};
   EXPECT_THROW(reg.add(alias), std::logic_error);
-  EXPECT_EQ(reg.size(), 3u);
+  EXPECT_EQ(reg.size(), 4u);
 }
 
 TEST(ExecutorRegistry, FindsAnySpellingAndSuggestsCloseNames) {

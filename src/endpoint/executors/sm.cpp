@@ -13,6 +13,7 @@
 
 #include "endpoint/endpoint.h"
 #include "endpoint/executor_registry.h"
+#include "endpoint/executors/held_units.h"
 #include "engine/key.h"
 
 namespace acesim {
@@ -20,12 +21,9 @@ namespace {
 
 class SmExecutor final : public Executor {
  public:
-  explicit SmExecutor(Endpoints& ep) : Executor(ep), sm_(ep.config().sm) {}
+  explicit SmExecutor(Endpoints& ep) : Executor(ep), sm_(ep.config().sm), units_(ep, sm_.copy_GBps_per_unit) {}
 
-  // NPUs come in index order: npus_[Npu::index].
-  void add_npu(std::size_t, const std::string& prefix) override {
-    npus_.push_back(State{endpoints().sim().fluid().add_resource(prefix + "sm.units", 0.0), 0});
-  }
+  void add_npu(std::size_t, const std::string& prefix) override { units_.add_npu(prefix + "sm.units"); }
 
   void phase_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape,
                   double phase_bytes, EndpointLoad& out) override {
@@ -39,7 +37,7 @@ class SmExecutor final : public Executor {
       const double sent = shape.originated[i] * phase_bytes;
       const double hbm = sent * hbm_per_byte;
       out.demands.push_back({n.hbm_comm, hbm});
-      out.demands.push_back({npus_[n.index].units, sent * unit_per_byte});
+      out.demands.push_back({units_.resource(n), sent * unit_per_byte});
       n.stats.hbm_bytes_comm += hbm;
     }
   }
@@ -53,7 +51,7 @@ class SmExecutor final : public Executor {
       if (++run.phases == 1) {
         run.units = held;
         Endpoints::Npu& n = ep.npu(r);
-        request(n, npus_[n.index].requested + held);
+        units_.request(n, units_.requested(n) + held);
       }
     }
   }
@@ -68,16 +66,14 @@ class SmExecutor final : public Executor {
         const int held = it->second.units;
         running_.erase(it);
         Endpoints::Npu& n = ep.npu(r);
-        request(n, npus_[n.index].requested - held);
+        units_.request(n, units_.requested(n) - held);
       }
     }
   }
 
   void hold_units(Rank r, int units) override {
     Endpoints::Npu& n = endpoints().npu(r);
-    const int requested = npus_[n.index].requested;
-    if (requested + units < 0) throw std::logic_error("hold_units: releasing units that are not held");
-    request(n, requested + units);
+    units_.request(n, units_.requested(n) + units);
   }
 
   void local_transfer_usage(Rank r, LocalTransfer kind, std::vector<Usage>& out) override {
@@ -85,26 +81,13 @@ class SmExecutor final : public Executor {
     Endpoints::Npu& n = endpoints().npu(r);
     if (n.units_held <= 0) throw std::invalid_argument("a copy or reduce kernel needs units held (hold_units)");
     const bool reduce = kind == LocalTransfer::kReduce;
-    out.push_back({npus_[n.index].units, reduce ? sm_.copy_GBps_per_unit / sm_.reduce_GBps_per_unit : 1.0});
+    out.push_back({units_.resource(n), reduce ? sm_.copy_GBps_per_unit / sm_.reduce_GBps_per_unit : 1.0});
     out.push_back({n.hbm_comm, reduce ? 3.0 : 2.0});
   }
 
  private:
-  struct State {
-    ResourceId units;    // bytes/s the held units can move
-    int requested;       // units asked for by running collectives and hold_units
-  };
   static std::uint64_t key(std::uint32_t collective, Rank r) {
     return pack_key(collective, static_cast<std::uint32_t>(r));
-  }
-  // More units than the NPU has are asked for when collectives overlap:
-  // they hold all of them until enough finish.
-  void request(Endpoints::Npu& n, int requested) {
-    State& s = npus_[n.index];
-    s.requested = requested;
-    Endpoints& ep = endpoints();
-    if (!ep.set_units_held(n, requested)) return;
-    ep.sim().fluid().set_capacity(ep.sim().now(), s.units, n.units_held * sm_.copy_GBps_per_unit * 1e9);
   }
 
   // A collective's hold on an NPU: its running phases, and the units it
@@ -115,7 +98,7 @@ class SmExecutor final : public Executor {
   };
 
   SmParams sm_;
-  std::vector<State> npus_;
+  HeldUnits units_;
   std::unordered_map<std::uint64_t, Running> running_;  // (collective, rank)
 };
 

@@ -349,10 +349,11 @@ void GraphExecutor::issue_send(Rank r, std::uint32_t node) {
   cost.op = CollectiveOp::kAllGather;
   cost.first = cost.last = true;
   cost.in_bytes = cost.out_bytes = bytes / 2.0;  // ACE: one HBM pass at each end
-  endpoints_.phase_begin(kP2pKeyBase + idx % kP2pKeyBase, members_);
+  cost.collective = kP2pKeyBase + idx % kP2pKeyBase;
+  endpoints_.phase_begin(cost.collective, members_);
   endpoints_.phase_load(cost, members_, shape, bytes, load_);
   endpoints_.record_traffic(shape, bytes);
-  net_.start(shape, bytes, collectives_.config().endpoint_delay_ps, this, idx, &load_);
+  net_.start(shape, bytes, collectives_.config().endpoint_delay_ps + endpoints_.step_latency_ps(), this, idx, &load_);
 }
 
 void GraphExecutor::issue_recv(Rank r, std::uint32_t node) {

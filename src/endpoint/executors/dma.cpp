@@ -1,0 +1,132 @@
+// The dma executor: collective data moved by the GPU's copy engines, with no
+// compute units (docs/model.md, "dma executor"): NVIDIA's copy engines as
+// NCCL's copy-engine collectives drive them, AMD's SDMA engines as ConCCL
+// and DMA collectives do. Each NPU's engines together move
+// communication.dma.engines x GBps_per_engine bytes per second; every byte
+// a phase sends is read from the sender's HBM and written to the receiver's
+// by them. Each transfer step costs latency_ns (the copies' launch and the
+// synchronisation on their completion), on top of the links'. Engines
+// cannot reduce: a phase that reduces (reduce-scatter, all-reduce, reduce)
+// runs its reductions as the sm executor's kernels do, on
+// communication.sm.units compute units taken from compute while the
+// collective's reducing work is in flight, at reduce_GBps_per_unit, reading
+// what arrived and the local data and writing the sum.
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "endpoint/endpoint.h"
+#include "endpoint/executor_registry.h"
+#include "endpoint/executors/held_units.h"
+#include "engine/key.h"
+
+namespace acesim {
+namespace {
+
+// HBM bytes a reduction moves per byte reduced: what arrived and the local
+// part read, the sum written.
+constexpr double kReduceHbmPerByte = 3.0;
+
+class DmaExecutor final : public Executor {
+ public:
+  explicit DmaExecutor(Endpoints& ep)
+      : Executor(ep), dma_(ep.config().dma), sm_(ep.config().sm), units_(ep, sm_.reduce_GBps_per_unit) {}
+
+  void add_npu(std::size_t, const std::string& prefix) override {
+    engines_.push_back(endpoints().sim().fluid().add_resource(prefix + "dma.engines", dma_.engines * dma_.GBps_per_engine * 1e9));
+    units_.add_npu(prefix + "dma.reduce_units");
+  }
+
+  void phase_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape,
+                  double phase_bytes, EndpointLoad& out) override {
+    Endpoints& ep = endpoints();
+    const double share = reduce_share(cost.op);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (!ep.simulated(members[i])) continue;
+      Endpoints::Npu& n = ep.npu(members[i]);
+      const double sent = shape.originated[i] * phase_bytes;
+      const double received = shape.terminated[i] * phase_bytes;
+      const double reduced = received * share;
+      const double hbm = sent + received + kReduceHbmPerByte * reduced;
+      out.demands.push_back({engines_[n.index], sent});
+      out.demands.push_back({n.hbm_comm, hbm});
+      n.stats.hbm_bytes_comm += hbm;
+      if (reduced > 0.0) {
+        out.demands.push_back({units_.resource(n), reduced});
+        Running& run = running_[key(cost.collective, members[i])];
+        if (!run.holding) {
+          run.holding = true;
+          units_.request(n, units_.requested(n) + sm_.units);
+        }
+      }
+    }
+  }
+
+  void phase_begin(std::uint32_t collective, std::span<const Rank> members, int) override {
+    for (Rank r : members) {
+      if (endpoints().simulated(r)) ++running_[key(collective, r)].phases;
+    }
+  }
+
+  void phase_end(std::uint32_t collective, std::span<const Rank> members) override {
+    Endpoints& ep = endpoints();
+    for (Rank r : members) {
+      if (!ep.simulated(r)) continue;
+      auto it = running_.find(key(collective, r));
+      if (it == running_.end()) throw std::logic_error("endpoint: phase_end without phase_begin");
+      if (--it->second.phases == 0) {
+        const bool holding = it->second.holding;
+        running_.erase(it);
+        if (holding) {
+          Endpoints::Npu& n = ep.npu(r);
+          units_.request(n, units_.requested(n) - sm_.units);
+        }
+      }
+    }
+  }
+
+  TimePs step_latency_ps() const override { return dma_.latency_ps; }
+
+  void local_transfer_usage(Rank r, LocalTransfer kind, std::vector<Usage>& out) override {
+    if (kind != LocalTransfer::kDma) Executor::local_transfer_usage(r, kind, out);  // copy engines only
+    Endpoints::Npu& n = endpoints().npu(r);
+    out.push_back({engines_[n.index], 1.0});
+    out.push_back({n.hbm_comm, 2.0});
+  }
+
+ private:
+  static std::uint64_t key(std::uint32_t collective, Rank r) { return pack_key(collective, static_cast<std::uint32_t>(r)); }
+  // A collective's phases running on an NPU, and whether it holds compute
+  // units for its reductions (from its first reducing phase until none of
+  // its phases runs there).
+  struct Running {
+    std::int32_t phases = 0;
+    bool holding = false;
+  };
+
+  DmaParams dma_;
+  SmParams sm_;
+  HeldUnits units_;
+  std::vector<ResourceId> engines_;  // per NPU index: bytes/s of its copy engines
+  std::unordered_map<std::uint64_t, Running> running_;
+};
+
+}  // namespace
+
+void register_dma_executor(ExecutorRegistry& registry) {
+  ExecutorEntry e;
+  e.name = "dma";
+  e.aliases = {"copy-engine", "ce", "sdma"};
+  e.help = "collective data moved by the GPU's copy engines, no compute units; reductions on compute units (copy-engine / SDMA collectives)";
+  e.make = [](Endpoints& ep) -> std::unique_ptr<Executor> { return std::make_unique<DmaExecutor>(ep); };
+  e.describe = [](const NpuConfig& npu) {
+    return fmt::format(" ({} copy engines x {:g} GB/s, {:g} us a step; reductions on {} of {} units)", npu.dma.engines,
+                       npu.dma.GBps_per_engine, static_cast<double>(npu.dma.latency_ps) / 1e6, npu.sm.units, npu.compute_units);
+  };
+  registry.add(std::move(e));
+}
+
+}  // namespace acesim
