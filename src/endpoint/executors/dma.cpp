@@ -56,35 +56,20 @@ class DmaExecutor final : public Executor {
       n.stats.hbm_bytes_comm += hbm;
       if (reduced > 0.0) {
         out.demands.push_back({units_.resource(n), reduced});
-        Running& run = running_[key(cost.collective, members[i])];
-        if (!run.holding) {
-          run.holding = true;
-          units_.request(n, units_.requested(n) + sm_.units);
-        }
+        units_.hold(cost.collective, members[i], sm_.units);  // from its first reducing phase on
       }
     }
   }
 
   void phase_begin(std::uint32_t collective, std::span<const Rank> members, int) override {
     for (Rank r : members) {
-      if (endpoints().simulated(r)) ++running_[key(collective, r)].phases;
+      if (endpoints().simulated(r)) units_.begin(collective, r);
     }
   }
 
   void phase_end(std::uint32_t collective, std::span<const Rank> members) override {
-    Endpoints& ep = endpoints();
     for (Rank r : members) {
-      if (!ep.simulated(r)) continue;
-      auto it = running_.find(key(collective, r));
-      if (it == running_.end()) throw std::logic_error("endpoint: phase_end without phase_begin");
-      if (--it->second.phases == 0) {
-        const bool holding = it->second.holding;
-        running_.erase(it);
-        if (holding) {
-          Endpoints::Npu& n = ep.npu(r);
-          units_.request(n, units_.requested(n) - sm_.units);
-        }
-      }
+      if (endpoints().simulated(r)) units_.end(collective, r);
     }
   }
 
@@ -98,20 +83,10 @@ class DmaExecutor final : public Executor {
   }
 
  private:
-  static std::uint64_t key(std::uint32_t collective, Rank r) { return pack_key(collective, static_cast<std::uint32_t>(r)); }
-  // A collective's phases running on an NPU, and whether it holds compute
-  // units for its reductions (from its first reducing phase until none of
-  // its phases runs there).
-  struct Running {
-    std::int32_t phases = 0;
-    bool holding = false;
-  };
-
   DmaParams dma_;
   SmParams sm_;
   HeldUnits units_;
   std::vector<ResourceId> engines_;  // per NPU index: bytes/s of its copy engines
-  std::unordered_map<std::uint64_t, Running> running_;
 };
 
 }  // namespace

@@ -43,31 +43,17 @@ class SmExecutor final : public Executor {
   }
 
   void phase_begin(std::uint32_t collective, std::span<const Rank> members, int units) override {
-    Endpoints& ep = endpoints();
     const int held = units > 0 ? units : sm_.units;
     for (Rank r : members) {
-      if (!ep.simulated(r)) continue;
-      Running& run = running_[key(collective, r)];
-      if (++run.phases == 1) {
-        run.units = held;
-        Endpoints::Npu& n = ep.npu(r);
-        units_.request(n, units_.requested(n) + held);
-      }
+      if (!endpoints().simulated(r)) continue;
+      units_.begin(collective, r);
+      units_.hold(collective, r, held);
     }
   }
 
   void phase_end(std::uint32_t collective, std::span<const Rank> members) override {
-    Endpoints& ep = endpoints();
     for (Rank r : members) {
-      if (!ep.simulated(r)) continue;
-      auto it = running_.find(key(collective, r));
-      if (it == running_.end()) throw std::logic_error("endpoint: phase_end without phase_begin");
-      if (--it->second.phases == 0) {
-        const int held = it->second.units;
-        running_.erase(it);
-        Endpoints::Npu& n = ep.npu(r);
-        units_.request(n, units_.requested(n) - held);
-      }
+      if (endpoints().simulated(r)) units_.end(collective, r);
     }
   }
 
@@ -86,20 +72,8 @@ class SmExecutor final : public Executor {
   }
 
  private:
-  static std::uint64_t key(std::uint32_t collective, Rank r) {
-    return pack_key(collective, static_cast<std::uint32_t>(r));
-  }
-
-  // A collective's hold on an NPU: its running phases, and the units it
-  // took when the first began (what the last gives back).
-  struct Running {
-    std::int32_t phases = 0;
-    std::int32_t units = 0;
-  };
-
   SmParams sm_;
   HeldUnits units_;
-  std::unordered_map<std::uint64_t, Running> running_;  // (collective, rank)
 };
 
 }  // namespace
