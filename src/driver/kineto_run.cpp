@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -31,6 +31,21 @@ void add_counts(KinetoReplay& to, const KinetoReplay& c) {
   to.step_waits += c.step_waits;
 }
 
+// The rank a file's name gives (rank-N, rank_N or rankN, "rank" not after
+// a letter), or -1.
+long long rank_in_name(const std::string& name) {
+  for (std::size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
+    if (at > 0 && std::isalpha(static_cast<unsigned char>(name[at - 1]))) continue;
+    std::size_t i = at + 4;
+    if (i < name.size() && (name[i] == '-' || name[i] == '_')) ++i;
+    const std::size_t digits = i;
+    long long r = 0;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) && i - digits < 9) r = r * 10 + (name[i++] - '0');
+    if (i > digits) return r;
+  }
+  return -1;
+}
+
 }  // namespace
 
 std::vector<kineto::Trace> read_kineto_traces(const std::string& path) {
@@ -46,13 +61,11 @@ std::vector<kineto::Trace> read_kineto_traces(const std::string& path) {
   if (files.empty()) throw InputError(path + ": a directory with no trace in it (.json or .json.gz files, one per rank)");
   std::sort(files.begin(), files.end());
   std::vector<kineto::Trace> traces;
-  const std::regex rank_in_name(R"((^|[^A-Za-z])rank[-_]?([0-9]+))");
   for (const std::string& f : files) {
     traces.push_back(kineto::read_trace_file(f));
-    std::smatch m;
-    const std::string name = fs::path(f).filename().string();
-    if (std::regex_search(name, m, rank_in_name) && traces.back().rank >= 0 && std::stoll(m[2].str()) != traces.back().rank) {
-      throw InputError(fmt::format("{}: the name says rank {}, but distributedInfo.rank is {}", f, m[2].str(), traces.back().rank));
+    const long long named = rank_in_name(fs::path(f).filename().string());
+    if (named >= 0 && traces.back().rank >= 0 && named != traces.back().rank) {
+      throw InputError(fmt::format("{}: the name says rank {}, but distributedInfo.rank is {}", f, named, traces.back().rank));
     }
   }
   return traces;

@@ -461,6 +461,10 @@ TEST_F(KinetoCli, ADirectoryOfRanksAPerfettoTraceAndChakra) {
   EXPECT_FALSE(std::filesystem::exists(prefix + ".8.et"));
   std::ifstream groups(prefix + ".groups.json");
   EXPECT_EQ(nlohmann::json::parse(groups), nlohmann::json::parse(R"({"pg_0": [0, 1, 2, 3, 4, 5, 6, 7]})"));
+  // A file whose name says another rank than its trace is refused.
+  std::filesystem::create_directories(dir_ / "misnamed");
+  std::ofstream(dir_ / "misnamed" / "trace_rank-1.json") << gpu_bound_step(0);
+  expect_bad_input({"run", "--kineto", (dir_ / "misnamed").string()}, {"trace_rank-1.json: the name says rank 1, but distributedInfo.rank is 0"});
   const test::CliRun c = run({"run", "--chakra", prefix, "--chakra-groups", prefix + ".groups.json", "--platform", "hgx-a100",
                               "--nodes", "1", "--json"});
   ASSERT_EQ(c.status, 0) << c.err;
