@@ -3,6 +3,7 @@
 #include <map>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace acesim {
 namespace {
@@ -68,6 +69,47 @@ Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels) {
     case CollectiveOp::kAllGather: pat.steps.push_back(to_step(msgs, n - 1)); break;
     default: throw std::invalid_argument("NCCL ring pattern: " + std::string(to_string(op)) + " is not modelled");
   }
+  return pat;
+}
+
+Pattern nccl_mesh_ring_pattern(CollectiveOp op, int n, int ppn, int channels) {
+  Pattern pat = nccl_ring_pattern(op, n, ppn, channels);
+  if (ppn < 3) return pat;  // one link between two GPUs: nothing to spread
+  // Sum each node's own hops, keep the crossings, and spread the sum over
+  // the node's ppn (ppn - 1) ordered pairs.
+  const int nodes = n / ppn;
+  std::vector<double> inside(static_cast<std::size_t>(nodes), 0.0);
+  Messages msgs;
+  for (const PatternMessage& m : pat.steps.at(0).messages) {
+    if (m.src / ppn == m.dst / ppn) {
+      inside[static_cast<std::size_t>(m.src / ppn)] += m.fraction;
+    } else {
+      msgs[{m.src, m.dst}] += m.fraction;
+    }
+  }
+  const double pairs = static_cast<double>(ppn) * (ppn - 1);
+  for (int node = 0; node < nodes; ++node) {
+    const int base = node * ppn;
+    for (int a = 0; a < ppn; ++a) {
+      for (int b = 0; b < ppn; ++b) {
+        if (a != b) msgs[{base + a, base + b}] += inside[static_cast<std::size_t>(node)] / pairs;
+      }
+    }
+  }
+  pat.steps.at(0) = to_step(msgs, pat.steps.at(0).repeat);
+  return pat;
+}
+
+Pattern nccl_allpairs_pattern(int n) {
+  check_group(n, 1, 1);
+  Messages msgs;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a != b) msgs[{a, b}] = 1.0 / n;
+    }
+  }
+  Pattern pat;
+  pat.steps.push_back(to_step(msgs, 2));
   return pat;
 }
 

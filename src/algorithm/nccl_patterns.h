@@ -20,6 +20,22 @@ namespace acesim {
 // data; reduce-scatter and all-gather: n-1 steps.
 Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels);
 
+// The same rings on nodes whose GPUs are fully connected (AMD's xGMI mesh):
+// the channels' rings take different orders through a node, so that
+// together they load every GPU-to-GPU link of it alike (RCCL's rings on
+// 8 x MI300X run at the 7 links' rate: docs/model.md, "RCCL on a mesh"). A
+// complete directed graph on n >= 2 vertices splits into n - 1 arc-disjoint
+// Hamiltonian cycles except at n = 4 and n = 6 (Tillson, 1980), so n - 1
+// channels (or a multiple) do this exactly; the pattern states the result:
+// each node's hops spread evenly over its ordered GPU pairs. The crossings
+// between nodes are nccl_ring_pattern's.
+Pattern nccl_mesh_ring_pattern(CollectiveOp op, int n, int ppn, int channels);
+
+// MSCCL's all-pairs all-reduce (RCCL on one AMD node): every member sends
+// each other member that member's 1/n share (reduce-scatter), then its own
+// reduced share to each (all-gather): 2 steps of 1/n per ordered pair.
+Pattern nccl_allpairs_pattern(int n);
+
 // NCCL's double binary tree over `nodes` (src/graph/trees.cc,
 // ncclGetDtree): tree 0 is NCCL's btree (root node 0 with one child; every
 // node's parent flips its lowest set bit and sets the next), tree 1 the

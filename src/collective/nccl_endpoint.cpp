@@ -36,6 +36,11 @@ double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, i
       const double g = ppn > 0 ? ppn : n;
       return (6.0 * g + 4.0) / (g + 2.0);
     }
+    case NcclAlgo::kAllPairs:
+      // Each member reads its input and writes its output once (2 user
+      // bytes) over 2(n-1)/n w sent; every byte received is written to a
+      // buffer and read back (reduced, or copied out).
+      return 2.0 + n / ((n - 1.0) * w);
     case NcclAlgo::kP2p:
       // The sender reads its input, the receiver's NCCL buffer is written
       // and read back, the output written: 2 user bytes per w sent.
@@ -46,7 +51,7 @@ double nccl_hbm_per_byte_sent(CollectiveOp op, NcclAlgo algo, NcclProto proto, i
 
 LibraryKernels nccl_kernels(CollectiveOp op, const NcclChoice& choice, int nranks, int ppn) {
   LibraryKernels k;
-  k.units = choice.channels;  // one CTA, so one SM, per channel
+  k.units = nccl_kernel_units(choice);  // one CTA, so one SM, per channel (MSCCL: per thread block)
   k.hbm_per_byte_sent = nccl_hbm_per_byte_sent(op, choice.algo, choice.proto, nranks, ppn);
   k.streamed = true;
   return k;

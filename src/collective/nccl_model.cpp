@@ -23,9 +23,36 @@ constexpr Table kNvlinkHopUs = {
 constexpr Table kNetHopUs = {
     {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}, {0.0, 0.0, 14.0}, {0.0, 0.0, 31.0}, {0.0, 0.0, 30.0}}};
 constexpr double kCollNetArityUs = 0.4;  // CollNetDirect's serialization per GPU of the node
-constexpr std::array<NcclAlgo, 7> kAlgos = {NcclAlgo::kTree,          NcclAlgo::kRing,         NcclAlgo::kNvls,
+constexpr std::array<NcclAlgo, 8> kAlgos = {NcclAlgo::kTree,          NcclAlgo::kRing,         NcclAlgo::kNvls,
                                             NcclAlgo::kNvlsTree,      NcclAlgo::kCollNetDirect, NcclAlgo::kCollNetChain,
-                                            NcclAlgo::kP2p};
+                                            NcclAlgo::kP2p,           NcclAlgo::kAllPairs};
+// RCCL's rows for gfx942 (its tuning model 5; ROCm/rccl src/graph/tuning.cc):
+// base latencies and per-hop xGMI latencies of tree and ring, and the
+// bandwidth ratio it applies per protocol (in place of NCCL's caps, which
+// AMD builds compile out). Across nodes NCCL's network rows stay (RCCL's
+// ring Simple row, 320 us a hop, is left out: docs/model.md).
+constexpr std::array<std::array<double, 3>, 2> kRcclBaseLatUs = {{{12.0, 12.0, 17.0}, {12.0, 12.0, 17.0}}};
+constexpr std::array<std::array<double, 3>, 2> kRcclXgmiHopUs = {{{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}}};
+constexpr std::array<std::array<double, 3>, 2> kRcclBwRatio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.0}}};
+// MSCCL's all-pairs all-reduce on 8 x MI300X (ROCm/rccl
+// tools/msccl-algorithms: allreduce-allpairs-8n-ll-32tb (4 channels) and
+// allreduce-allpairs-8n-simple (8 channels, 512 KiB to 20 MiB); each channel
+// runs a thread block per peer and one that reduces: 8 per channel). RCCL
+// runs it by size, LL below 512 KiB. Calibration constants, per protocol
+// (LL, -, Simple), from AMD's 8 x MI300X all_reduce_perf table (ROCm blog
+// "mi300x-rccl-xgmi", RCCL 2.22.3) on the mi300x preset: the fixed latency
+// that makes the 1 KiB (LL) and 1 MiB (Simple) rows exact, and the bytes
+// the xGMI links carry per byte of data (LL's flags and the steps'
+// chunk-by-chunk synchronisation, which acesim does not simulate one chunk
+// at a time) that gives the table's rise from 1 to 256 KiB (LL) and from 1
+// to 16 MiB (Simple). Every other row tests them (docs/validation.md,
+// section 2).
+constexpr double kAllPairsSimpleMinBytes = 524288.0;
+constexpr double kAllPairsMaxBytes = 20971520.0;
+constexpr std::array<double, 3> kAllPairsLatencyUs = {12.1, 0.0, 18.33};
+constexpr std::array<double, 3> kAllPairsWireFactor = {2.68, 1.0, 1.436};
+constexpr int kAllPairsRanks = 8;
+constexpr int kAllPairsBlocksPerChannel = 8;
 constexpr double kNetOverheadUs = 1.0;  // NCCL_NET_OVERHEAD default on non-AMD hosts
 // Per-architecture caps (GB/s), indexed by nodes 1 / 2 / more: llMaxBws,
 // perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws.
@@ -35,10 +62,11 @@ struct ArchCaps {
   std::array<double, 3> tree_ll128_per_ch;
   std::array<double, 3> tree_per_ch;
 };
-constexpr std::array<ArchCaps, 3> kArchCaps = {{
+constexpr std::array<ArchCaps, 4> kArchCaps = {{
     {{87.7, 22.5, 19.0}, 20.0, {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}},  // Ampere
     {{141.0, 45.0, 35.0}, 36.7, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}},  // Hopper
     {{282.0, 90.0, 70.0}, 73.4, {73.4, 73.4, 58.0}, {77.4, 82.8, 72.0}},  // Blackwell
+    {{1e9, 1e9, 1e9}, 1e9, {1e9, 1e9, 1e9}, {1e9, 1e9, 1e9}},  // CDNA3: none (RCCL compiles them out)
 }};
 // treeCorrectionFactor[proto][log2(bytes / 64)], 64 B .. 256 MiB.
 constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
@@ -48,6 +76,9 @@ constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
 }};
 
 int idx(NcclAlgo a) { return static_cast<int>(a); }
+bool rccl(const NcclView& v) { return v.arch == NcclArch::kCdna3; }
+// RCCL's row index (tree 0, ring 1) for the algorithms it has rows for.
+int rccl_row(NcclAlgo a) { return a == NcclAlgo::kTree ? 0 : 1; }
 // NVLS, NVLS-tree and CollNet run NCCL's Simple protocol only.
 bool simple_only(NcclAlgo a) {
   return a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree || a == NcclAlgo::kCollNetDirect ||
@@ -68,7 +99,7 @@ double gpu_bandwidth(const DimensionSpec& d) {
 // The ring's hop latency inside a node; across nodes at least the network
 // overhead NCCL adds per step (three times for Simple).
 double ring_hop_us(const NcclView& v, NcclProto p) {
-  const double hop = kNvlinkHopUs[idx(NcclAlgo::kRing)][idx(p)];
+  const double hop = rccl(v) ? kRcclXgmiHopUs[1][idx(p)] : kNvlinkHopUs[idx(NcclAlgo::kRing)][idx(p)];
   return v.nnodes > 1 ? std::max(hop, kNetOverheadUs * (p == NcclProto::kSimple ? 3.0 : 1.0)) : hop;
 }
 
@@ -173,8 +204,12 @@ NcclProto p2p_protocol(const NcclView& v, double bytes) {
 
 double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, double bytes, int channels) {
   if (a == NcclAlgo::kP2p) return p2p_latency_us(v, p);
-  const double base = kBaseLatUs[idx(a)][idx(p)];
-  const double intra = a == NcclAlgo::kRing ? ring_hop_us(v, p) : kNvlinkHopUs[idx(a)][idx(p)];
+  if (a == NcclAlgo::kAllPairs) return kAllPairsLatencyUs[idx(p)];
+  const bool amd = rccl(v) && (a == NcclAlgo::kTree || a == NcclAlgo::kRing);
+  const double base = amd ? kRcclBaseLatUs[rccl_row(a)][idx(p)] : kBaseLatUs[idx(a)][idx(p)];
+  const double intra = a == NcclAlgo::kRing ? ring_hop_us(v, p)
+                       : amd                ? kRcclXgmiHopUs[rccl_row(a)][idx(p)]
+                                            : kNvlinkHopUs[idx(a)][idx(p)];
   const NcclAlgo net_row = (v.ppn == 1 && a == NcclAlgo::kRing) ? NcclAlgo::kTree : a;
   const double inter = kNetHopUs[idx(net_row)][idx(p)];
   switch (a) {
@@ -196,7 +231,8 @@ double latency_us(const NcclView& v, CollectiveOp op, NcclAlgo a, NcclProto p, d
     case NcclAlgo::kCollNetDirect:
       return base + 2.0 * (std::min(1, v.ppn - 1) * intra + (v.ppn - 1) * kCollNetArityUs) + inter;
     case NcclAlgo::kCollNetChain: return base + 2.0 * (v.ppn - 1) * intra + inter;
-    case NcclAlgo::kP2p: break;
+    case NcclAlgo::kP2p:
+    case NcclAlgo::kAllPairs: break;
   }
   return base;
 }
@@ -206,6 +242,13 @@ double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
   const int nc = node_class(v.nnodes);
   const ArchCaps& caps = kArchCaps[static_cast<std::size_t>(v.arch)];
   double bw = v.nnodes > 1 ? std::min(v.intra_GBps, v.inter_GBps) : v.intra_GBps;
+  // RCCL: its ratio per protocol for tree and ring; all-pairs at the
+  // links' rate over its wire factor, p2p as NCCL's.
+  if (rccl(v)) {
+    if (a == NcclAlgo::kTree || a == NcclAlgo::kRing) return bw * kRcclBwRatio[rccl_row(a)][idx(p)];
+    if (a == NcclAlgo::kAllPairs) return bw / kAllPairsWireFactor[idx(p)];
+    return p == NcclProto::kLL ? bw * 0.5 : bw;
+  }
   if (a == NcclAlgo::kRing && p == NcclProto::kLL) bw = std::min(caps.ll_max[nc], bw * 0.5);
   if (a == NcclAlgo::kRing && p == NcclProto::kLL128) bw = std::min(bw * 0.92, channels * caps.ring_ll128_per_ch);
   if (a == NcclAlgo::kTree) {
@@ -241,6 +284,7 @@ double algbw_ratio(const NcclView& v, CollectiveOp op, NcclAlgo a) {
     case NcclAlgo::kNvls:
     case NcclAlgo::kNvlsTree: return 5.0 / 6.0;
     case NcclAlgo::kP2p: return v.nranks / (v.nranks - 1.0);  // a rank sends (n-1)/n of its data
+    case NcclAlgo::kAllPairs: return v.nranks / (2.0 * (v.nranks - 1));  // 2(n-1)/n of the data, once each
   }
   return 1.0;
 }
@@ -256,6 +300,7 @@ std::string_view to_string(NcclAlgo a) {
     case NcclAlgo::kCollNetDirect: return "collnet-direct";
     case NcclAlgo::kCollNetChain: return "collnet-chain";
     case NcclAlgo::kP2p: return "p2p";
+    case NcclAlgo::kAllPairs: return "allpairs";
   }
   return "?";
 }
@@ -293,18 +338,19 @@ std::string_view to_string(NcclArch a) {
     case NcclArch::kAmpere: return "ampere";
     case NcclArch::kHopper: return "hopper";
     case NcclArch::kBlackwell: return "blackwell";
+    case NcclArch::kCdna3: return "cdna3";
   }
   return "?";
 }
 
 std::optional<NcclArch> parse_nccl_arch(std::string_view s) {
-  return parse_named(s, std::array{NcclArch::kAmpere, NcclArch::kHopper, NcclArch::kBlackwell});
+  return parse_named(s, std::array{NcclArch::kAmpere, NcclArch::kHopper, NcclArch::kBlackwell, NcclArch::kCdna3});
 }
 
-std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell"}; }
+std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell", "cdna3"}; }
 
 std::vector<std::string> nccl_algo_names() {
-  return {"auto", "ring", "tree", "nvls", "nvls-tree", "collnet-direct", "collnet-chain", "p2p"};
+  return {"auto", "ring", "tree", "nvls", "nvls-tree", "collnet-direct", "collnet-chain", "p2p", "allpairs"};
 }
 std::vector<std::string> nccl_proto_names() { return {"auto", "simple", "ll", "ll128"}; }
 
@@ -331,6 +377,7 @@ NcclView nccl_view(const std::vector<DimensionSpec>& dims) {
     v.intra_GBps = gpu_bandwidth(dims[0]);
     v.nvls = dims[0].nvls && dims[0].kind == DimKind::kSwitch;
     v.nvls_efficiency = dims[0].nvls_efficiency;
+    v.mesh = dims[0].kind == DimKind::kFullyConnected;
   }
   if (dims.size() > 1 && dims[1].npus > 1) {
     v.nnodes = dims[1].npus;
@@ -365,6 +412,12 @@ std::optional<std::string> unsupported(const NcclView& v, CollectiveOp op, NcclA
     return std::nullopt;
   }
   if (a == NcclAlgo::kP2p) return why([&] { return std::string(": p2p runs all-to-all only; use ring or auto"); });
+  if (a == NcclAlgo::kAllPairs) {
+    if (op != CollectiveOp::kAllReduce) return why([&] { return std::string(": RCCL's all-pairs runs all-reduce only; use ring"); });
+    if (!rccl(v) || !v.mesh || v.nnodes != 1 || v.nranks != kAllPairsRanks) {
+      return why([&] { return std::string(": RCCL's MSCCL all-pairs runs on one fully connected node of 8 AMD GPUs (gpu_arch cdna3); use ring"); });
+    }
+  }
   if (a == NcclAlgo::kTree && op != CollectiveOp::kAllReduce) return why([&] { return std::string(": NCCL's tree runs all-reduce only; use ring"); });
   if (a == NcclAlgo::kNvls) {
     if (!v.nvls) {
@@ -399,6 +452,11 @@ std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, 
 }
 
 int nccl_default_channels(const NcclView& v, NcclAlgo a) {
+  // RCCL on one MI300X node: 56 channels (rome_model_79's 28 rings,
+  // doubled; ROCm/rccl src/graph); MSCCL's all-pairs its XMLs' 8 (4 for LL,
+  // which nccl_choose sets).
+  if (a == NcclAlgo::kAllPairs) return 8;
+  if (rccl(v) && v.nnodes == 1) return 56;
   // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16;
   // NVLS-tree runs on NVLS's channels; CollNet, for want of a published
   // figure, on the ring's. Across nodes, rounded up to a multiple of the
@@ -421,6 +479,11 @@ std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double byt
   if (unsupported(v, op, a, false) || v.nranks < 2) return std::nullopt;
   if (simple_only(a) && p != NcclProto::kSimple) return std::nullopt;
   if (a == NcclAlgo::kP2p && p == NcclProto::kLL128) return std::nullopt;  // p2p runs LL or Simple
+  if (a == NcclAlgo::kAllPairs && p == NcclProto::kLL128) return std::nullopt;  // MSCCL's XMLs: LL or Simple
+  // RCCL on one gfx942 node: LL128 off (its topology preset does not enable
+  // it), tree with Simple skipped (tuning.cc).
+  if (rccl(v) && v.nnodes == 1 && p == NcclProto::kLL128) return std::nullopt;
+  if (rccl(v) && v.nnodes == 1 && a == NcclAlgo::kTree && p == NcclProto::kSimple) return std::nullopt;
   NcclCost c;
   c.latency_us = latency_us(v, op, a, p, bytes, channels);
   c.busbw_GBps = bus_bandwidth(v, a, p, channels);
@@ -465,7 +528,26 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
   }
   NcclChoice best;
   double best_time = std::numeric_limits<double>::infinity();
+  // RCCL runs MSCCL's all-pairs by size range, before its cost model: LL
+  // on 4 channels below 512 KiB, Simple on 8 up to 20 MiB.
+  const bool allpairs_auto = forced_algo == no_algo && !unsupported(v, op, NcclAlgo::kAllPairs, false) &&
+                             bytes <= kAllPairsMaxBytes;
+  if (forced_algo == NcclAlgo::kAllPairs || allpairs_auto) {
+    const NcclProto p = forced_proto != no_proto ? forced_proto
+                        : bytes < kAllPairsSimpleMinBytes ? NcclProto::kLL
+                                                          : NcclProto::kSimple;
+    const int channels = s.channels > 0 ? s.channels : p == NcclProto::kLL ? 4 : 8;
+    if (const std::optional<NcclCost> c = nccl_cost(v, op, bytes, NcclAlgo::kAllPairs, p, channels)) {
+      best.algo = NcclAlgo::kAllPairs;
+      best.proto = p;
+      best.channels = channels;
+      best.cost = *c;
+      best_time = c->time_us;
+    }
+  }
   for (NcclAlgo a : kAlgos) {
+    if (allpairs_auto && std::isfinite(best_time)) break;
+    if (a == NcclAlgo::kAllPairs) continue;
     if (forced_algo != no_algo && forced_algo != a) continue;
     const int channels = s.channels > 0 ? s.channels : nccl_default_channels(v, a);
     for (NcclProto p : {NcclProto::kLL, NcclProto::kLL128, NcclProto::kSimple}) {
@@ -484,7 +566,7 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
     throw std::invalid_argument("the NCCL model has no algorithm for " + std::string(to_string(op)) + " on " +
                                 std::to_string(v.nranks) + " ranks; use ring with a modelled operation");
   }
-  best.wire_factor = nccl_wire_factor(best.proto);
+  best.wire_factor = best.algo == NcclAlgo::kAllPairs ? kAllPairsWireFactor[idx(best.proto)] : nccl_wire_factor(best.proto);
   // The ring pays NCCL's hop latency inside a node per step; the rest of
   // NCCL's latency, and all of it for the pipelined tree, NVLS and
   // NVLS-tree, once.
@@ -501,6 +583,26 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
     best.base_ps = ns_to_ps(1000.0 * nvls_pipeline_extra_us(v, best.algo, bytes, best.channels));
   }
   return best;
+}
+
+int nccl_kernel_units(const NcclChoice& c) {
+  return c.algo == NcclAlgo::kAllPairs ? c.channels * kAllPairsBlocksPerChannel : c.channels;
+}
+
+std::optional<NcclChoice> nccl_copy_engine_choice(const NcclView& v, CollectiveOp op, TimePs barrier_ps) {
+  if (op != CollectiveOp::kAllGather && op != CollectiveOp::kAllToAll) return std::nullopt;
+  if (v.nnodes != 1 || v.nranks < 2) return std::nullopt;
+  NcclChoice c;
+  c.algo = NcclAlgo::kP2p;
+  c.proto = NcclProto::kSimple;
+  c.channels = 0;
+  c.wire_factor = 1.0;
+  c.copy_engine = true;
+  // The shape's leading latency step and its copy step each pay the
+  // engines' step latency (the first barrier, the copies' launch); base_ps
+  // is the second barrier.
+  c.base_ps = barrier_ps;
+  return c;
 }
 
 std::string nccl_asymmetry(const NcclSettings& s, const std::vector<DimensionSpec>& dims) {

@@ -21,20 +21,24 @@
 namespace acesim {
 
 // kP2p: NCCL's all-to-all, grouped point-to-point sends to every peer
-// (last: NCCL's tuning tables, indexed by the others, have no row for it).
-enum class NcclAlgo { kTree, kRing, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kP2p };
+// (after the others: NCCL's tuning tables, indexed by them, have no row for
+// it). kAllPairs: RCCL's MSCCL all-pairs all-reduce on one 8-GPU AMD node
+// (a direct reduce-scatter, then a direct all-gather), which RCCL runs by
+// size range, outside its cost model (docs/model.md, "RCCL on a mesh").
+enum class NcclAlgo { kTree, kRing, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kP2p, kAllPairs };
 enum class NcclProto { kLL, kLL128, kSimple };
-// The GPU generation whose rows of NCCL's tuning tables apply.
-enum class NcclArch { kAmpere, kHopper, kBlackwell };
+// The GPU generation whose rows of NCCL's tuning tables apply; kCdna3:
+// AMD's MI300X (gfx942), with RCCL's rows (its tuning model 5).
+enum class NcclArch { kAmpere, kHopper, kBlackwell, kCdna3 };
 
 std::string_view to_string(NcclAlgo a);
 std::string_view to_string(NcclProto p);
-std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);  // ring, tree, nvls, nvls-tree, collnet-direct, collnet-chain, p2p
+std::optional<NcclAlgo> parse_nccl_algo(std::string_view s);  // ring, tree, nvls, nvls-tree, collnet-direct, collnet-chain, p2p, allpairs
 std::optional<NcclProto> parse_nccl_proto(std::string_view s);  // simple, ll, ll128
 std::vector<std::string> nccl_algo_names();
 std::vector<std::string> nccl_proto_names();
 std::string_view to_string(NcclArch a);
-std::optional<NcclArch> parse_nccl_arch(std::string_view s);  // ampere, hopper, blackwell
+std::optional<NcclArch> parse_nccl_arch(std::string_view s);  // ampere, hopper, blackwell, cdna3
 std::vector<std::string> nccl_arch_names();
 
 // `collectives: {library: nccl, nccl: {...}}` in a platform file, or
@@ -57,6 +61,7 @@ struct NcclView {
   bool nvls = false;        // the node's switch reduces (DimensionSpec::nvls)
   double nvls_efficiency = 1.0;
   bool collnet = false;     // the scale-out's switches reduce (DimensionSpec::sharp)
+  bool mesh = false;        // the node's GPUs are fully connected (AMD's xGMI)
   NcclArch arch = NcclArch::kHopper;
 };
 
@@ -104,7 +109,21 @@ struct NcclChoice {
   double wire_factor = 1.0;
   TimePs base_ps = 0;
   TimePs step_ps = 0;
+  // NCCL's copy-engine path (NCCL 2.28, NCCL_CTA_POLICY_ZERO): algo p2p's
+  // every-peer copies, moved by the copy engines with no kernel.
+  bool copy_engine = false;
 };
+// Compute units its kernels hold: one per channel (a CTA), MSCCL's
+// all-pairs one per thread block (8 a channel).
+int nccl_kernel_units(const NcclChoice& c);
+// The copy-engine all-gather or all-to-all NCCL 2.28 runs on one NVLink
+// domain (ce_coll.cc: a barrier, one batch of copies to every peer, a
+// barrier; no CTA): the direct copies, three engine operations of
+// `barrier_ps` each in all (the executor's step latency pays two of them:
+// the leading latency step's and the copies'). Nothing for other operations
+// or across nodes (2.28 requires nNodes == 1).
+std::optional<NcclChoice> nccl_copy_engine_choice(const NcclView& v, CollectiveOp op, TimePs barrier_ps);
+
 // The pair NCCL's cost model picks among those `s` allows (or the forced
 // one). Throws std::invalid_argument (one line) when nothing can run.
 NcclChoice nccl_choose(const NcclView& v, CollectiveOp op, double bytes, const NcclSettings& s);

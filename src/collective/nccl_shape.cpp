@@ -211,7 +211,11 @@ TransferShape nccl_shape(const Topology& topo, CollectiveOp op, const NcclChoice
   TransferShape shape;
   switch (choice.algo) {
     case NcclAlgo::kRing: {
-      const Pattern ring = nccl_ring_pattern(op, n, ppn, choice.channels);
+      // On a fully connected node (AMD's xGMI mesh) the channels' rings
+      // spread over every link; on a switch or ring, NCCL's own rings.
+      const bool mesh = topo.num_dims() > 0 && topo.dim(0).kind == DimKind::kFullyConnected;
+      const Pattern ring = mesh ? nccl_mesh_ring_pattern(op, n, ppn, choice.channels)
+                                : nccl_ring_pattern(op, n, ppn, choice.channels);
       shape = build_shape(topo, ring, members, with_messages);
       pipeline_ring_latency(topo, ring, members, shape);
       break;
@@ -219,6 +223,7 @@ TransferShape nccl_shape(const Topology& topo, CollectiveOp op, const NcclChoice
     case NcclAlgo::kTree:
       shape = build_shape(topo, nccl_tree_pattern(n, ppn, choice.channels), members, with_messages);
       break;
+    case NcclAlgo::kAllPairs: shape = build_shape(topo, nccl_allpairs_pattern(n), members, with_messages); break;
     case NcclAlgo::kNvls: shape = nvls_shape(topo, members, with_messages); break;
     case NcclAlgo::kNvlsTree: shape = nvls_tree_shape(topo, members, ppn, with_messages); break;
     case NcclAlgo::kCollNetDirect:

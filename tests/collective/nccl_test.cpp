@@ -586,3 +586,78 @@ TEST_F(NcclCli, BadInputIsRefusedInOneLine) {
 
 }  // namespace
 }  // namespace acesim
+
+namespace acesim {
+namespace {
+
+// RCCL's rings on a fully connected node: the channels together load every
+// ordered GPU pair alike (1/(n(n-1)) of the data a step), so a ring step
+// runs on all n-1 links of a GPU.
+TEST(NcclPatterns, MeshRingsLoadEveryLinkAlike) {
+  const Pattern p = nccl_mesh_ring_pattern(CollectiveOp::kAllReduce, 8, 8, 56);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].repeat, 14);
+  ASSERT_EQ(p.steps[0].messages.size(), 56u);
+  for (const PatternMessage& m : p.steps[0].messages) EXPECT_NEAR(m.fraction, 1.0 / 56, 1e-12);
+  // Across nodes the crossings stay NCCL's: each rail carries what it did.
+  const Pattern two = nccl_mesh_ring_pattern(CollectiveOp::kAllGather, 16, 8, 8);
+  const Pattern plain = nccl_ring_pattern(CollectiveOp::kAllGather, 16, 8, 8);
+  const auto crossings = [](const Pattern& q) {
+    double c = 0.0;
+    for (const PatternMessage& m : q.steps[0].messages) c += m.src / 8 != m.dst / 8 ? m.fraction : 0.0;
+    return c;
+  };
+  EXPECT_NEAR(crossings(two), crossings(plain), 1e-12);
+  EXPECT_NEAR(crossings(two), 2.0 / 16, 1e-12);
+}
+
+TEST(NcclPatterns, AllPairsIsTwoDirectSteps) {
+  const Pattern p = nccl_allpairs_pattern(8);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].repeat, 2);
+  ASSERT_EQ(p.steps[0].messages.size(), 56u);
+  for (const PatternMessage& m : p.steps[0].messages) EXPECT_NEAR(m.fraction, 1.0 / 8, 1e-12);
+}
+
+std::string mesh_yaml(const std::string& extra) {
+  return "topology:\n  - {kind: fully-connected, npus: 8, bandwidth_GBps: 50, latency_ns: 500}\n"
+         "communication: {executor: ideal}\ncollectives:\n  library: nccl\n  nccl: {gpu_arch: cdna3" +
+         extra + "}\n";
+}
+
+// Ring Simple on the mesh (RCCL's rows): 17 us + 14 x 2.1 us of RCCL's
+// latency, 14 link latencies, and 2(n-1)/n S over the 7 links of a GPU.
+TEST(NcclSimulation, RcclRingOnTheMeshIsTheClosedForm) {
+  const double S = 1024.0 * 1048576.0;
+  const double expect_us = 17.0 + 14 * 2.1 + 14 * 0.5 + 14.0 / 8.0 * S / (7 * 50e9) * 1e6;
+  EXPECT_NEAR(sim_us(mesh_yaml(", algorithm: ring"), CollectiveOp::kAllReduce, S), expect_us, 1e-3);
+}
+
+// MSCCL's all-pairs (RCCL on 8 AMD GPUs, to 20 MiB): its calibrated latency
+// (LL 12.1 us, Simple 18.33 us), 2 link latencies, and 2 S/8 per link at
+// the link's rate over its wire factor (LL 2.68, Simple 1.436); RCCL picks
+// it by size, LL below 512 KiB, and its ring above 20 MiB.
+TEST(NcclSimulation, RcclAllPairsBySize) {
+  const double small = 64.0 * 1024, mid = 8.0 * 1048576.0;
+  EXPECT_NEAR(sim_us(mesh_yaml(""), CollectiveOp::kAllReduce, small), 12.1 + 1.0 + 2 * small / 8 * 2.68 / 50e9 * 1e6, 1e-3);
+  EXPECT_NEAR(sim_us(mesh_yaml(""), CollectiveOp::kAllReduce, mid), 18.33 + 1.0 + 2 * mid / 8 * 1.436 / 50e9 * 1e6, 1e-3);
+  const PlatformConfig p = parse_platform_yaml(mesh_yaml(""), "test.yaml");
+  CollectiveRequestSpec req;
+  req.op = CollectiveOp::kAllReduce;
+  EXPECT_EQ(run_collective(p, req, 4 * 1048576).algorithm, "allpairs");
+  EXPECT_EQ(run_collective(p, req, 64 * 1048576).algorithm, "ring");
+  req.op = CollectiveOp::kAllGather;
+  EXPECT_EQ(run_collective(p, req, 4 * 1048576).algorithm, "ring");
+  // Forced where it cannot run: one line saying why.
+  const PlatformConfig nv = parse_platform_yaml(nccl_yaml(8, 450, 500, false, 1, 50, "  nccl: {algorithm: allpairs}\n"), "t.yaml");
+  req.op = CollectiveOp::kAllReduce;
+  try {
+    run_collective(nv, req, 1048576);
+    ADD_FAILURE() << "allpairs ran on an NVIDIA switch";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fully connected node of 8 AMD GPUs"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace acesim

@@ -388,6 +388,7 @@ TEST(NpuYaml, GpuPresetsKnowTheirHbmCapacity) {
   EXPECT_DOUBLE_EQ(capacity("hgx-h200"), 141.0);
   EXPECT_DOUBLE_EQ(capacity("hgx-b200"), 180.0);
   EXPECT_DOUBLE_EQ(capacity("gb200-nvl72"), 186.0);
+  EXPECT_DOUBLE_EQ(capacity("mi300x"), 192.0);
   EXPECT_DOUBLE_EQ(capacity("default"), 0.0);  // a V100/TPU-v3-class NPU of no one datasheet
 }
 

@@ -26,16 +26,16 @@ def read(path, key):
     end = text.find('\nentries {\n  key:', start)
     block = text[start:end if end >= 0 else None]
     rows = []
-    pat = r'b: (\d+)\s+m: (\d+)\s+n: (\d+)\s+k: (\d+)\s+flops \{ key: "bf16xbf16->bf16" value: (\d+) \}'
+    pat = r'b: (\d+)\s+m: (\d+)\s+n: (\d+)\s+k: (\d+)\s+flops \{\s*key: "bf16xbf16->bf16"\s+value: (\d+)\s*\}'
     for b, m, n, k, f in re.findall(pat, block):
         rows.append((int(b), int(m), int(n), int(k), float(f)))
     return rows
 
 
-def model(b, m, n, k, sms, peak, floor, k0, eff):
+def model(b, m, n, k, sms, peak, floor, k0, eff, tiles_mn=TILES):
     rate = peak / sms * eff
     best = math.inf
-    for tm, tn in TILES:
+    for tm, tn in tiles_mn:
         tiles = b * math.ceil(m / tm) * math.ceil(n / tn)
         for s in SPLITS:
             if s > 1 and tiles * s > 2 * sms:
@@ -46,15 +46,18 @@ def model(b, m, n, k, sms, peak, floor, k0, eff):
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 6):
         sys.exit(__doc__)
     path, key, sms, peak = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]) * 1e12
+    tiles_mn = TILES
+    if len(sys.argv) == 6:  # e.g. 256x256,128x128
+        tiles_mn = [tuple(int(x) for x in t.split('x')) for t in sys.argv[5].split(',')]
     rows = read(path, key)
     fits = []
     for floor in [x * 0.5e-6 for x in range(6, 17)]:
         for k0 in range(0, 257, 32):
-            for eff in [x / 100 for x in range(70, 95)]:
-                errs = [math.log(model(b, m, n, k, sms, peak, floor, k0, eff) / (2 * b * m * n * k / f)) for b, m, n, k, f in rows]
+            for eff in [x / 100 for x in range(30, 96)]:
+                errs = [math.log(model(b, m, n, k, sms, peak, floor, k0, eff, tiles_mn) / (2 * b * m * n * k / f)) for b, m, n, k, f in rows]
                 fits.append((math.sqrt(sum(e * e for e in errs) / len(errs)), floor, k0, eff))
     rms, floor, k0, eff = min(fits)
     print(f'{key}: {len(rows)} shapes; launch floor {floor * 1e6:g} us, k_overhead {k0}, efficiency {eff:.2f}; '
