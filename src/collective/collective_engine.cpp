@@ -328,8 +328,15 @@ void CollectiveEngine::plan_nccl(Collective& c, const NcclView& view, std::span<
   const auto key = std::make_tuple(c.group_id, c.group_id >= 0 ? 0u : mask, static_cast<int>(c.req.op), c.req.bytes);
   auto known = nccl_choices_.find(key);
   if (known == nccl_choices_.end()) {
-    const NcclChoice choice = nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
-    known = nccl_choices_.emplace(key, std::make_pair(choice, nccl_kernels(c.req.op, choice, view.nranks, view.ppn))).first;
+    // Copy engines that run NCCL's copy-engine path take its all-gather and
+    // all-to-all inside one NVLink domain: no kernel, no units.
+    std::optional<NcclChoice> ce;
+    if (endpoints_ && endpoints_->copy_engine_collectives()) {
+      ce = nccl_copy_engine_choice(view, c.req.op, endpoints_->step_latency_ps());
+    }
+    const NcclChoice choice = ce ? *ce : nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
+    const LibraryKernels kernels = ce ? LibraryKernels{} : nccl_kernels(c.req.op, choice, view.nranks, view.ppn);
+    known = nccl_choices_.emplace(key, std::make_pair(choice, kernels)).first;
   }
   c.nccl = known->second.first;
   c.nccl_ppn = view.ppn;
@@ -576,8 +583,10 @@ void CollectiveEngine::launch(const Waiting& w, std::int32_t q) {
                                           : static_cast<double>(topo_.num_npus()) * static_cast<double>(c.participants) /
                                                 (static_cast<double>(reps_.size()) * static_cast<double>(c.group_npus));
   // NCCL's hop latency stands for the endpoint's per-step delay.
-  // An executor's own per-step cost (copy engines' launch and sync) adds to it.
-  const TimePs step_ps = (c.nccl ? c.nccl->step_ps : cfg_.endpoint_delay_ps) + (endpoints_ ? endpoints_->step_latency_ps() : 0);
+  // An executor's own per-step cost (copy engines' launch and sync) adds to
+  // it where the executor moves the data, not the library's kernels.
+  const TimePs step_ps = (c.nccl ? c.nccl->step_ps : cfg_.endpoint_delay_ps) +
+                         (endpoints_ && c.kernels.units == 0 ? endpoints_->step_latency_ps() : 0);
   if (endpoints_ == nullptr) {
     net_.start(shape, bytes, step_ps, this, slot, nullptr, replicas);
     return;

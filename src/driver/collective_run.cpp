@@ -106,7 +106,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.chunks = engine.chunks(id);
   res.simulated_ranks = engine.simulated_ranks();
   if (const std::optional<NcclChoice>& ch = engine.nccl_choice(id)) {
-    res.algorithm = to_string(ch->algo);
+    res.algorithm = ch->copy_engine ? "copy-engine" : std::string(to_string(ch->algo));
     res.protocol = to_string(ch->proto);
     res.channels = ch->channels;
   }

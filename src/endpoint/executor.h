@@ -99,6 +99,10 @@ class Executor {
   // What every transfer step costs on top of the links' latency (an
   // engine's launch and synchronisation); 0 by default.
   virtual TimePs step_latency_ps() const { return 0; }
+  // Whether the NPU's copy engines run a library's copy-only collectives
+  // (NCCL's copy-engine all-gather and all-to-all inside one NVLink domain,
+  // collective/collective_engine.cpp); false by default.
+  virtual bool copy_engine_collectives() const { return false; }
 
   // Why a collective whose chunks have these bytes can never run (one line
   // for the user), or an empty string.

@@ -11,6 +11,12 @@
 // communication.sm.units compute units taken from compute while the
 // collective's reducing work is in flight, at reduce_GBps_per_unit, reading
 // what arrived and the local data and writing the sum.
+//
+// A collective its library runs as kernels (LibraryKernels::units > 0: NCCL's
+// reducing collectives, which NCCL 2.28 has no copy-engine path for) runs as
+// the sm executor runs it: its units held, its HBM traffic, no engine and no
+// engine latency (collective/collective_engine.cpp asks step_latency_ps only
+// of collectives the engines move).
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -43,6 +49,10 @@ class DmaExecutor final : public Executor {
   void phase_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape,
                   double phase_bytes, EndpointLoad& out) override {
     Endpoints& ep = endpoints();
+    if (cost.kernels.units > 0) {
+      kernel_load(cost, members, shape, phase_bytes, out);
+      return;
+    }
     const double share = reduce_share(cost.op);
     for (std::size_t i = 0; i < members.size(); ++i) {
       if (!ep.simulated(members[i])) continue;
@@ -61,9 +71,11 @@ class DmaExecutor final : public Executor {
     }
   }
 
-  void phase_begin(std::uint32_t collective, std::span<const Rank> members, int) override {
+  void phase_begin(std::uint32_t collective, std::span<const Rank> members, int units) override {
     for (Rank r : members) {
-      if (endpoints().simulated(r)) units_.begin(collective, r);
+      if (!endpoints().simulated(r)) continue;
+      units_.begin(collective, r);
+      if (units > 0) units_.hold(collective, r, units);  // the library's kernels
     }
   }
 
@@ -74,6 +86,7 @@ class DmaExecutor final : public Executor {
   }
 
   TimePs step_latency_ps() const override { return dma_.latency_ps; }
+  bool copy_engine_collectives() const override { return true; }
 
   void local_transfer_usage(Rank r, LocalTransfer kind, std::vector<Usage>& out) override {
     if (kind != LocalTransfer::kDma) Executor::local_transfer_usage(r, kind, out);  // copy engines only
@@ -83,6 +96,23 @@ class DmaExecutor final : public Executor {
   }
 
  private:
+  // The sm executor's pricing of a library's kernels (its units hold the
+  // reduce rate here: a byte at the copy rate costs copy / reduce of it).
+  void kernel_load(const PhaseCost& cost, std::span<const Rank> members, const TransferShape& shape, double phase_bytes,
+                   EndpointLoad& out) {
+    Endpoints& ep = endpoints();
+    const double unit_per_byte = sm_unit_cost_per_byte(sm_, cost.op) * sm_.reduce_GBps_per_unit / sm_.copy_GBps_per_unit;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (!ep.simulated(members[i])) continue;
+      Endpoints::Npu& n = ep.npu(members[i]);
+      const double sent = shape.originated[i] * phase_bytes;
+      const double hbm = sent * cost.kernels.hbm_per_byte_sent;
+      out.demands.push_back({n.hbm_comm, hbm});
+      out.demands.push_back({units_.resource(n), sent * unit_per_byte});
+      n.stats.hbm_bytes_comm += hbm;
+    }
+  }
+
   DmaParams dma_;
   SmParams sm_;
   HeldUnits units_;
