@@ -44,10 +44,18 @@ struct KernelTimes : ActivityListener {
   }
 };
 
-// Runs the kernel on every NPU and/or the collective, from time 0.
-// Returns (kernel end, collective end), -1 for what was not run.
+// Arrives every rank at the collective when its event fires.
+struct DelayedArrival : EventHandler {
+  CollectiveEngine* engine = nullptr;
+  CollectiveId id = 0;
+  void handle_event(std::uint64_t) override { engine->arrive_all(id); }
+};
+
+// Runs the kernel on every NPU and/or the collective, the kernel from time
+// 0, the collective from `collective_start_ps`. Returns (kernel end,
+// collective end), -1 for what was not run.
 std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* kernel, const CollectiveRequestSpec* req,
-                                       std::uint64_t bytes) {
+                                       std::uint64_t bytes, TimePs collective_start_ps = 0) {
   PlatformInstance pi(p, req != nullptr ? (!req->full && asymmetry_reason(p).empty()) : asymmetry_reason(p).empty());
   Simulation& sim = pi.sim;
   Endpoints& endpoint = pi.endpoints;
@@ -64,7 +72,16 @@ std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* ke
     cr.bytes = static_cast<double>(bytes);
     cr.dims = req->dims;
     id = engine.create(cr);
-    engine.arrive_all(id);
+  }
+  DelayedArrival arrival;
+  arrival.engine = &engine;
+  arrival.id = id;
+  if (req != nullptr) {
+    if (collective_start_ps > 0) {
+      sim.schedule_at(collective_start_ps, &arrival, 0);
+    } else {
+      engine.arrive_all(id);
+    }
   }
   run_or_report_stuck(sim, [&] { return req == nullptr || engine.finished(id); }, [&] { return engine.stuck_report(); });
   return {kernel != nullptr ? kt.last : -1, req != nullptr ? engine.finish_time(id) : -1};
@@ -73,11 +90,11 @@ std::pair<TimePs, TimePs> run_together(const PlatformConfig& p, const Kernel* ke
 }  // namespace
 
 OverlapResult run_overlap(const PlatformConfig& platform, const Kernel& kernel, const CollectiveRequestSpec& req,
-                          std::uint64_t bytes) {
+                          std::uint64_t bytes, TimePs collective_start_ps) {
   OverlapResult r;
   r.kernel_alone_ps = run_together(platform, &kernel, nullptr, bytes).first;
   r.collective_alone_ps = run_together(platform, nullptr, &req, bytes).second;
-  const auto both = run_together(platform, &kernel, &req, bytes);
+  const auto both = run_together(platform, &kernel, &req, bytes, collective_start_ps);
   r.kernel_overlapped_ps = both.first;
   r.collective_overlapped_ps = both.second;
   return r;
@@ -161,7 +178,7 @@ constexpr double kHbmFactors[] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0};
 std::size_t study_points(const std::string& name, const PlatformConfig& p, int nccl) {
   if (name == "units") return units_rows(p, nccl, true).size() + 2;
   if (name == "hbm") return 2 * std::size(kHbmFactors);
-  if (name == "overlap") return 2 + units_rows(p, nccl, false).size();
+  if (name == "overlap") return 2 + (p.npu.dma.engines > 0 ? 1 : 0) + units_rows(p, nccl, false).size();
   return 2 * std::size(kAllCollectiveOps);
 }
 
@@ -216,6 +233,7 @@ Study run_study(const std::string& name, const PlatformConfig& platform, const C
     };
     add("ideal", 0, with_executor(platform, "ideal"));
     add("ace", 0, with_executor(platform, "ace"));
+    if (platform.npu.dma.engines > 0) add("dma", 0, with_executor(platform, "dma"));  // the GPU's copy engines
     for (const UnitsRow& u : units_rows(platform, nccl, false)) add(u.config, u.x, u.platform);
   } else if (name == "traffic") {
     s.x_label = "";

@@ -28,9 +28,11 @@ struct OverlapResult {
   double collective_slowdown() const;
 };
 
-// Every NPU starts `kernel` and the collective at time 0 (SPMD).
+// Every NPU starts `kernel` at time 0 and the collective at
+// `collective_start_ps` (SPMD). collective_overlapped_ps is the collective's
+// end, from time 0.
 OverlapResult run_overlap(const PlatformConfig& platform, const Kernel& kernel, const CollectiveRequestSpec& req,
-                          std::uint64_t bytes);
+                          std::uint64_t bytes, TimePs collective_start_ps = 0);
 
 struct StudyRow {
   std::string config;  // e.g. "sm units=8", "ace", "ideal"
