@@ -4,7 +4,7 @@
     scripts/update-doc-tables.py STUDY [STUDY ...] [--build DIR]
 
 For each study (llm-runs, megatron, megatron-h100, nccl-tests, simai,
-astra-sim-2.0, kineto, llm-offload) it runs `acesim reproduce STUDY` and replaces what
+astra-sim-2.0, kineto, llm-offload, offload) it runs `acesim reproduce STUDY` and replaces what
 lies between the doc's `<!-- STUDY tables: begin ...-->` and
 `<!-- STUDY tables: end -->` markers with the tables the command prints, the
 text the tests compare (tests/test_paths.cpp, doc_tables). For llm-runs it
@@ -32,13 +32,14 @@ DOCS = {
     "astra-sim-2.0": "docs/validation.md",
     "kineto": "docs/validation.md",
     "llm-offload": "docs/llm-offload.md",
+    "offload": "docs/reproduction.md",
 }
 BOUNDS_TEST = ROOT / "tests/validation/llm_runs_test.cpp"
 
 
 def tables(acesim, study, out):
     args = [str(acesim), "reproduce", study, "--out", str(out), "--no-progress"]
-    if study == "llm-offload":
+    if study in ("llm-offload", "offload"):
         args.append("--no-plots")
     text = subprocess.run(args, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     lines = text.splitlines(keepends=True)

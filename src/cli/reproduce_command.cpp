@@ -4,6 +4,8 @@
 // megatron (LLM training against Megatron-LM's DGX A100 throughput),
 // megatron-h100 (against NeMo / Megatron-Core's DGX H100 step times) or
 // llm-offload (what ACE buys for LLM training on hgx-h100 clusters),
+// offload (offload engines as they ship: ConCCL, PyTorch's copy-engine
+// all-gather, DMA-Latte, beside ACE),
 // llm-runs (published LLM training runs of several stacks) or
 // simai (SimAI / AICB workload files against SimAI-Analytical and acesim's model).
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include "reproduce/kineto_replays.h"
 #include "reproduce/megatron_h100.h"
 #include "reproduce/nccl_tests.h"
+#include "reproduce/offload.h"
 #include "reproduce/simai.h"
 
 namespace acesim::cli {
@@ -103,6 +106,16 @@ int run_llm_runs_study(const Options& o) {
   return kExitOk;
 }
 
+int run_offload_engines_study(const Options& o) {
+  const std::string out = o.out.empty() ? "offload" : o.out;
+  const OffloadStudy study = acesim::run_offload_study();
+  const bool plots = write_offload(study, out, !o.no_plots, stderr);
+  std::printf("%s", offload_tables(study).c_str());
+  std::printf("wrote %s/results.csv, %s/dma-sweep.csv and %s/report.md%s\n", out.c_str(), out.c_str(), out.c_str(),
+              plots ? " with plots" : "");
+  return kExitOk;
+}
+
 int run_kineto_replays_study(const Options& o) {
   const std::string out = o.out.empty() ? "kineto" : o.out;
   const KinetoStudy study = run_kineto_study(o.data);
@@ -151,6 +164,7 @@ int run(const Options& o) {
   if (!o.runs.empty() && o.study != "llm-runs") throw InputError("--runs applies to the llm-runs study");
   if (o.study == "astra-sim-2.0") return run_astra(o);
   if (o.study == "llm-offload") return run_llm_offload_study(o);
+  if (o.study == "offload") return run_offload_engines_study(o);
   if (o.study == "nccl-tests") return run_nccl_study(o);
   if (o.study == "megatron") return run_megatron_study(o);
   if (o.study == "llm-runs") return run_llm_runs_study(o);
@@ -158,7 +172,7 @@ int run(const Options& o) {
   if (o.study == "kineto") return run_kineto_replays_study(o);
   if (o.study == "megatron-h100") return run_megatron_h100_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "llm-runs", "simai", "kineto"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "offload", "llm-runs", "simai", "kineto"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -196,8 +210,8 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "reproduce",
       "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai and kineto "
-      "(docs/validation.md), llm-offload (docs/llm-offload.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | simai | kineto")->required();
+      "(docs/validation.md), llm-offload (docs/llm-offload.md), offload (docs/reproduction.md)");
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | offload | simai | kineto")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
   c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto: the repository's test data directory")->capture_default_str();
   c->add_option("--runs", o->runs, "llm-runs: the rows to run, by id, comma-separated (default: all)")->check(non_empty());
