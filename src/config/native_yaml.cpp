@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "algorithm/algorithm.h"
 #include "collective/nccl_model.h"
 #include "config/input_error.h"
@@ -439,6 +441,36 @@ void read_workload(const YAML::Node& node, WorkloadConfig& w, int num_dims, cons
   if (node["model_dims"]) w.model_dims = dim_list(node["model_dims"], file, "workload.model_dims", num_dims);
 }
 
+// `energy:`: every key required, each a number >= 0 (an idle or a link
+// figure may be 0, a GPU of none), link_pJ_per_bit one per dimension.
+EnergyModel read_energy(const YAML::Node& node, std::size_t dims, const std::string& file) {
+  using namespace yaml;
+  check_map(node, file, "energy", {"idle_W", "active_W", "hbm_pJ_per_bit", "link_pJ_per_bit"});
+  for (const char* key : {"idle_W", "active_W", "hbm_pJ_per_bit", "link_pJ_per_bit"}) {
+    if (!node[key]) throw_input_error(file, line_of(node), std::string("energy.") + key, "missing: an energy model needs idle_W, active_W, hbm_pJ_per_bit and link_pJ_per_bit");
+  }
+  auto non_negative = [&](const YAML::Node& n, const std::string& path, double max) {
+    const double v = number(n, file, path);
+    if (!(v >= 0.0 && v <= max)) {
+      throw_input_error(file, line_of(n), path, "must be >= 0 and <= " + fmt::format("{:g}", max) + ", got " + n.Scalar());
+    }
+    return v;
+  };
+  EnergyModel e;
+  e.idle_W = non_negative(node["idle_W"], "energy.idle_W", 1e5);
+  e.active_W = non_negative(node["active_W"], "energy.active_W", 1e5);
+  e.hbm_pJ_per_bit = non_negative(node["hbm_pJ_per_bit"], "energy.hbm_pJ_per_bit", 1e4);
+  const YAML::Node links = node["link_pJ_per_bit"];
+  if (!links.IsSequence() || links.size() != dims) {
+    throw_input_error(file, line_of(links), "energy.link_pJ_per_bit",
+                      fmt::format("expected a list of {} numbers, one per topology dimension", dims));
+  }
+  for (std::size_t d = 0; d < dims; ++d) {
+    e.link_pJ_per_bit.push_back(non_negative(links[d], fmt::format("energy.link_pJ_per_bit[{}]", d), 1e4));
+  }
+  return e;
+}
+
 }  // namespace
 
 PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file) {
@@ -448,7 +480,7 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
 PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file, const std::string& folder) {
   using namespace yaml;
   const YAML::Node root = parse(text, file);
-  check_map(root, file, "", {"topology", "network", "collectives", "npu", "communication", "workload"});
+  check_map(root, file, "", {"topology", "network", "collectives", "npu", "communication", "workload", "energy"});
   require(root, "topology", file, "");
   PlatformConfig pc;
   pc.source = file;
@@ -495,6 +527,8 @@ PlatformConfig parse_platform_yaml(std::string_view text, const std::string& fil
       throw_input_error(file, line_of(root["workload"]["precision"]), "workload.precision", why);
     }
   }
+
+  if (root["energy"]) pc.energy = read_energy(root["energy"], pc.dims.size(), file);
 
   if (root["network"]) {
     const YAML::Node n = root["network"];

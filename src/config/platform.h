@@ -26,6 +26,18 @@ struct WorkloadConfig {
   std::vector<int> model_dims;
 };
 
+// A platform's energy model (`energy:` in its YAML; docs/model.md,
+// "Energy"): every GPU draws idle_W while the run lasts, active_W more for
+// each second all its compute units are busy (pro rata for fewer), and each
+// bit costs hbm_pJ_per_bit in HBM and link_pJ_per_bit[d] on a link of
+// dimension d.
+struct EnergyModel {
+  double idle_W = 0.0;
+  double active_W = 0.0;
+  double hbm_pJ_per_bit = 0.0;
+  std::vector<double> link_pJ_per_bit;  // one per topology dimension
+};
+
 struct PlatformConfig {
   std::string source;  // where it came from, for reports
   std::vector<DimensionSpec> dims;
@@ -36,6 +48,7 @@ struct PlatformConfig {
   CollectiveConfig collectives;
   NpuConfig npu;
   WorkloadConfig workload;
+  std::optional<EnergyModel> energy;  // none: reports give no energy (null)
   // From an ASTRA-sim system file; used by the endpoint model.
   std::optional<double> local_mem_bw_GBps;
   std::optional<double> peak_perf_TFLOPS;

@@ -120,7 +120,24 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
   res.network_bytes_received_per_dim = mean.received_per_dim;
   res.network_bytes = 0.0;
   for (double b : res.network_bytes_per_dim) res.network_bytes += b;
+  if (platform.energy) res.energy_J = collective_energy_J(*platform.energy, res, platform.npu.compute_units, topo.num_npus());
   return res;
+}
+
+double collective_energy_J(const EnergyModel& e, const CollectiveResult& r, int compute_units, long long npus) {
+  constexpr double kJoulesPerPicojoule = 1e-12;
+  double per_npu = e.idle_W * ps_to_seconds(r.time_ps) + e.active_W * r.comm_unit_seconds / compute_units +
+                   8.0 * r.hbm_bytes * e.hbm_pJ_per_bit * kJoulesPerPicojoule;
+  for (std::size_t d = 0; d < r.network_bytes_per_dim.size() && d < e.link_pJ_per_bit.size(); ++d) {
+    per_npu += 8.0 * r.network_bytes_per_dim[d] * e.link_pJ_per_bit[d] * kJoulesPerPicojoule;
+  }
+  return per_npu * static_cast<double>(npus);
+}
+
+std::optional<double> CollectiveResult::power_W_per_npu(long long npus) const {
+  const double s = ps_to_seconds(time_ps);
+  if (!energy_J || !(s > 0.0) || npus <= 0) return std::nullopt;
+  return *energy_J / s / static_cast<double>(npus);
 }
 
 double CollectiveResult::network_GBps() const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,9 +53,21 @@ struct CollectiveResult {
   std::vector<double> network_bytes_per_dim;           // sent
   std::vector<double> network_bytes_received_per_dim;
   double comm_unit_seconds;            // compute-unit time held by communication
+  // Every NPU of the platform, joules, where the platform has an energy
+  // model (collective_energy_J); none otherwise.
+  std::optional<double> energy_J;
+  // energy_J per NPU per second of the collective.
+  std::optional<double> power_W_per_npu(long long npus) const;
   double network_GBps() const;         // network_bytes / time
   double hbm_per_network_byte() const;
 };
+
+// The energy of a collective that took `seconds` on each of `npus` NPUs
+// with the per-NPU means of `r` (docs/model.md, "Energy"): idle power for
+// the whole time, active power for the compute-unit time communication held,
+// HBM and link bits at their pJ per bit. Copy engines and ACE draw nothing
+// of their own here (no sourced figure).
+double collective_energy_J(const EnergyModel& e, const CollectiveResult& r, int compute_units, long long npus);
 
 // Simulates one collective of `bytes` on a fresh simulation of `platform`,
 // telling `progress` how far it is.

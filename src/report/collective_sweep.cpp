@@ -93,10 +93,14 @@ std::string format_table(const PlatformConfig& platform, const CollectiveRequest
   const bool nccl = platform.collectives.nccl.enabled;
   out += fmt::format("# {:>14} {:>6} {:>14} {:>12} {:>12} {:>12} {:>8}", "size(B)", "ranks", "time(us)",
                      "algbw(GB/s)", "busbw(GB/s)", "net(GB/s)", "hbm/net");
+  // The platform's energy model, where it has one: joules for every NPU.
+  const bool energy = platform.energy.has_value();
+  if (energy) out += fmt::format(" {:>12}", "energy(J)");
   out += nccl ? fmt::format(" {:>9} {:>8} {:>8}\n", "algorithm", "protocol", "channels") : "\n";
   for (const CollectiveResult& r : results) {
     out += fmt::format("  {:>14} {:>6} {:>14.3f} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.2f}", r.bytes, r.ranks,
                        ps_to_us(r.time_ps), r.algbw_GBps, r.busbw_GBps, r.network_GBps(), r.hbm_per_network_byte());
+    if (energy) out += fmt::format(" {:>12.6g}", r.energy_J.value_or(0.0));
     if (!nccl) {
       out += "\n";
     } else if (r.algorithm.empty()) {
@@ -129,7 +133,8 @@ nlohmann::json to_json(const PlatformConfig& platform, const std::vector<Collect
                    {"comm_unit_seconds", r.comm_unit_seconds},
                    {"simulated_ranks", r.simulated_ranks},
                    {"events", r.events},
-                   {"simulation", r.simulation}});
+                   {"simulation", r.simulation},
+                   {"energy_J", r.energy_J ? nlohmann::json(*r.energy_J) : nlohmann::json(nullptr)}});
     if (platform.collectives.nccl.enabled) {
       arr.back()["algorithm"] = r.algorithm.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.algorithm);
       arr.back()["protocol"] = r.protocol.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.protocol);

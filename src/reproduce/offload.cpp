@@ -21,6 +21,7 @@ namespace acesim {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
+constexpr long long kGpus = 8;  // the mi300x and hgx-h100 presets' one node
 
 // OpenXLA's measured GEMM table for MI300X (gfx942, bf16 x bf16 -> bf16;
 // default_matmul_perf_table.txtpb, `key: "gfx942"`): the FLOP rate of each
@@ -177,8 +178,12 @@ std::vector<SweepRow> dma_sweep(const PlatformConfig& mi300x) {
       r.op = op;
       r.bytes = bytes;
       const auto b = static_cast<std::uint64_t>(bytes);
-      r.library_ps = run_collective(with_executor(mi300x, "sm"), request(op), b).time_ps;
-      r.dma_ps = run_collective(with_executor(mi300x, "dma"), request(op), b).time_ps;
+      const CollectiveResult library = run_collective(with_executor(mi300x, "sm"), request(op), b);
+      const CollectiveResult dma = run_collective(with_executor(mi300x, "dma"), request(op), b);
+      r.library_ps = library.time_ps;
+      r.dma_ps = dma.time_ps;
+      r.library_W = library.power_W_per_npu(kGpus).value_or(0.0);
+      r.dma_W = dma.power_W_per_npu(kGpus).value_or(0.0);
       r.ace_ps = run_collective(with_executor(mi300x, "ace"), request(op), b).time_ps;
       rows.push_back(r);
     }
@@ -308,10 +313,12 @@ std::string offload_tables(const OffloadStudy& s) {
   out << fmt::format("\n(acesim: the GEMM alone {:.2f} ms, the all-gather alone {:.2f} ms on {} channels.)\n",
                      ps_to_us(p.gemm_ps) / 1e3, ps_to_us(p.comm_ps) / 1e3, p.config("prioritized").channels);
   out << "\nDMA-Latte (arXiv 2511.06605), 8 MI300X: the SDMA collectives against RCCL's (times in us):\n\n"
-      << "| collective | size | RCCL (sm) | dma | dma / RCCL | ace |\n|---|---:|---:|---:|---:|---:|\n";
+      << "| collective | size | RCCL (sm) | dma | dma / RCCL | ace | RCCL W/GPU | dma W/GPU |\n"
+      << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const SweepRow& r : s.sweep) {
-    out << fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.2f} | {:.1f} |\n", to_string(r.op), size_text(r.bytes),
-                       ps_to_us(r.library_ps), ps_to_us(r.dma_ps), r.dma_over_library(), ps_to_us(r.ace_ps));
+    out << fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.2f} | {:.1f} | {:.0f} | {:.0f} |\n", to_string(r.op),
+                       size_text(r.bytes), ps_to_us(r.library_ps), ps_to_us(r.dma_ps), r.dma_over_library(),
+                       ps_to_us(r.ace_ps), r.library_W, r.dma_W);
   }
   out << "\n| claim (v1 abstract) | measured | acesim |\n|---|---:|---:|\n";
   auto row_at = [&](CollectiveOp op, double bytes) -> const SweepRow& {
@@ -326,6 +333,9 @@ std::string offload_tables(const OffloadStudy& s) {
                      row_at(CollectiveOp::kAllToAll, 1024.0).dma_over_library());
   out << fmt::format("| all-gather, 1 GiB: dma / RCCL | 0.86 (16% better) | {:.2f} |\n",
                      row_at(CollectiveOp::kAllGather, 1024.0 * kMiB).dma_over_library());
+  const SweepRow& large = row_at(CollectiveOp::kAllGather, 1024.0 * kMiB);
+  out << fmt::format("| all-gather, 1 GiB: power, dma below RCCL | 32% | {:.0f}% |\n",
+                     100.0 * (1.0 - large.dma_W / large.library_W));
   for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kAllToAll}) {
     const double x = s.crossover_bytes(op);
     out << fmt::format("| {}: dma at least as fast from | 10s of MB | {} |\n", to_string(op),
@@ -352,10 +362,10 @@ bool write_offload(const OffloadStudy& s, const std::string& out_dir, bool plots
     scenario("pytorch", s.pytorch);
     csv.close();
     OutputFile sweep((dir / "dma-sweep.csv").string(), "--out");
-    sweep << "collective,bytes,rccl_ns,dma_ns,ace_ns\n";
+    sweep << "collective,bytes,rccl_ns,dma_ns,ace_ns,rccl_W_per_gpu,dma_W_per_gpu\n";
     for (const SweepRow& r : s.sweep) {
-      sweep << fmt::format("{},{:.0f},{:.3f},{:.3f},{:.3f}\n", to_string(r.op), r.bytes, ps_to_ns(r.library_ps),
-                           ps_to_ns(r.dma_ps), ps_to_ns(r.ace_ps));
+      sweep << fmt::format("{},{:.0f},{:.3f},{:.3f},{:.3f},{:.2f},{:.2f}\n", to_string(r.op), r.bytes, ps_to_ns(r.library_ps),
+                           ps_to_ns(r.dma_ps), ps_to_ns(r.ace_ps), r.library_W, r.dma_W);
     }
     sweep.close();
   }

@@ -60,6 +60,8 @@ struct SweepRow {
   TimePs library_ps = 0;  // RCCL's kernels (sm)
   TimePs dma_ps = 0;      // the SDMA engines
   TimePs ace_ps = 0;
+  // Mean power per GPU over the collective (the preset's energy model).
+  double library_W = 0.0, dma_W = 0.0;
   double dma_over_library() const { return static_cast<double>(dma_ps) / static_cast<double>(library_ps); }
 };
 
