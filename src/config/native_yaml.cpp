@@ -473,6 +473,20 @@ EnergyModel read_energy(const YAML::Node& node, std::size_t dims, const std::str
 
 }  // namespace
 
+double EnergyModel::joules(double seconds, long long npus, int compute_units, double unit_seconds, double hbm_bytes,
+                           const std::vector<double>& sent_per_dim) const {
+  constexpr double kJoulesPerPicojoule = 1e-12;
+  // Units held by communication are taken from compute: together at most
+  // all of them, all the time.
+  unit_seconds = std::min(unit_seconds, static_cast<double>(compute_units) * seconds);
+  double per_npu = idle_W * seconds + active_W * unit_seconds / compute_units +
+                   8.0 * hbm_bytes * hbm_pJ_per_bit * kJoulesPerPicojoule;
+  for (std::size_t d = 0; d < sent_per_dim.size() && d < link_pJ_per_bit.size(); ++d) {
+    per_npu += 8.0 * sent_per_dim[d] * link_pJ_per_bit[d] * kJoulesPerPicojoule;
+  }
+  return per_npu * static_cast<double>(npus);
+}
+
 PlatformConfig parse_platform_yaml(std::string_view text, const std::string& file) {
   return parse_platform_yaml(text, file, std::filesystem::path(file).parent_path().string());
 }

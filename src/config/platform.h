@@ -36,6 +36,12 @@ struct EnergyModel {
   double active_W = 0.0;
   double hbm_pJ_per_bit = 0.0;
   std::vector<double> link_pJ_per_bit;  // one per topology dimension
+
+  // Joules of `npus` NPUs over `seconds`, from per-NPU means: compute-unit
+  // time busy (of `compute_units`; at most all of them all the time), HBM
+  // bytes, bytes sent per dimension.
+  double joules(double seconds, long long npus, int compute_units, double unit_seconds, double hbm_bytes,
+                const std::vector<double>& sent_per_dim) const;
 };
 
 struct PlatformConfig {

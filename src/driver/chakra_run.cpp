@@ -383,6 +383,7 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   rep.hbm_bytes_compute = es.hbm_bytes_compute;
   rep.hbm_bytes_comm = es.hbm_bytes_comm;
   rep.comm_unit_seconds = es.comm_unit_seconds;
+  rep.energy_J = run_energy_J(platform, es, rep.total_ps);
 
   const chakra::Trace& t0 = traces[0];
   rep.nodes = static_cast<long long>(t0.nodes.size());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,7 @@ struct ChakraReport {
   double hbm_bytes_compute = 0.0;  // per NPU, whole run
   double hbm_bytes_comm = 0.0;
   double comm_unit_seconds = 0.0;  // per NPU, whole run
+  std::optional<double> energy_J;  // every NPU, whole run; none without an energy model
   std::size_t collectives = 0;
   std::size_t messages = 0;
   std::vector<ChakraNodeRecord> node_records;  // ranks kept, file order

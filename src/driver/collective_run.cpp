@@ -125,13 +125,7 @@ CollectiveResult run_collective(const PlatformConfig& platform, const Collective
 }
 
 double collective_energy_J(const EnergyModel& e, const CollectiveResult& r, int compute_units, long long npus) {
-  constexpr double kJoulesPerPicojoule = 1e-12;
-  double per_npu = e.idle_W * ps_to_seconds(r.time_ps) + e.active_W * r.comm_unit_seconds / compute_units +
-                   8.0 * r.hbm_bytes * e.hbm_pJ_per_bit * kJoulesPerPicojoule;
-  for (std::size_t d = 0; d < r.network_bytes_per_dim.size() && d < e.link_pJ_per_bit.size(); ++d) {
-    per_npu += 8.0 * r.network_bytes_per_dim[d] * e.link_pJ_per_bit[d] * kJoulesPerPicojoule;
-  }
-  return per_npu * static_cast<double>(npus);
+  return e.joules(ps_to_seconds(r.time_ps), npus, compute_units, r.comm_unit_seconds, r.hbm_bytes, r.network_bytes_per_dim);
 }
 
 std::optional<double> CollectiveResult::power_W_per_npu(long long npus) const {

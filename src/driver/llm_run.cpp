@@ -338,6 +338,19 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   rep.hbm_capacity_GB = hbm_GB;
   rep.fits = !worst || fits_in_hbm(*worst, hbm_GB);
   rep.micro_batches = plan.micro_batches();
+  if (platform.energy) {
+    // The simulated ranks' means stand for every GPU (each stage's rank for
+    // its stage's).
+    NpuStatsMean mean;
+    if (mode.kind == Mode::kFull) {
+      mean = pi.endpoints.mean_stats(topo.num_npus());
+    } else {
+      for (Rank r : simulated) mean.add(pi.endpoints.stats(r));
+    }
+    rep.energy_J = platform.energy->joules(ps_to_seconds(ex.finish_ps()), topo.num_npus(), platform.npu.compute_units,
+                                           mean.compute_unit_seconds + mean.comm_unit_seconds,
+                                           mean.hbm_bytes_compute + mean.hbm_bytes_comm, mean.sent_per_dim);
+  }
   rep.iteration_end_ps = rec.ends();
   rep.iteration_ps = rep.iteration_end_ps.back() - (iterations > 1 ? rep.iteration_end_ps[rep.iteration_end_ps.size() - 2] : 0);
   rep.total_ps = ex.finish_ps();

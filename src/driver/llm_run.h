@@ -92,6 +92,9 @@ struct LlmReport {
   std::size_t collectives = 0;
   std::size_t messages = 0;
   std::uint64_t events = 0;
+  // Every GPU over the whole run (docs/model.md, "Energy"); none without
+  // the platform's energy model.
+  std::optional<double> energy_J;
   // The simulated ranks' kernels: priced from a kernel-times file, by the
   // compute model (compute_model names its architecture), at constant
   // efficiencies.

@@ -163,6 +163,13 @@ double npu_link_capacity_Bps(const DimensionSpec& d) {
   return npu_links_out(d) * link;
 }
 
+std::optional<double> run_energy_J(const PlatformConfig& platform, const EndpointSummary& es, TimePs total_ps) {
+  if (!platform.energy) return std::nullopt;
+  return platform.energy->joules(ps_to_seconds(total_ps), Topology(platform.dims).num_npus(), platform.npu.compute_units,
+                                 es.compute_unit_seconds + es.comm_unit_seconds, es.hbm_bytes_compute + es.hbm_bytes_comm,
+                                 es.network_bytes_per_dim);
+}
+
 EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, const NpuConfig& npu,
                                     const GraphExecutor& ex, TimePs total_ps) {
   EndpointSummary es;
@@ -174,6 +181,7 @@ EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, c
   es.hbm_bytes_compute = mean.hbm_bytes_compute;
   es.hbm_bytes_comm = mean.hbm_bytes_comm;
   es.comm_unit_seconds = mean.comm_unit_seconds;
+  es.compute_unit_seconds = mean.compute_unit_seconds;
   for (int d = 0; d < topo.num_dims(); ++d) {
     const double cap = npu_link_capacity_Bps(topo.dim(d)) * seconds;
     es.network_utilization_per_dim.push_back(cap > 0.0 ? es.network_bytes_per_dim[d] / cap : 0.0);
@@ -262,6 +270,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   rep.hbm_utilization_compute = es.hbm_utilization_compute;
   rep.hbm_utilization_comm = es.hbm_utilization_comm;
   rep.comm_unit_seconds = es.comm_unit_seconds;
+  rep.energy_J = run_energy_J(platform, es, rep.total_ps);
   fill_layers(rep, workload, recorder.layers());
   rep.collectives = collective_records(ex, g);
   rep.spans = std::move(recorder.spans());

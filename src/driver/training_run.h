@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +101,7 @@ struct TrainReport {
   double hbm_bytes_compute = 0.0;  // per NPU, whole run
   double hbm_bytes_comm = 0.0;
   double comm_unit_seconds = 0.0;  // per NPU, whole run
+  std::optional<double> energy_J;  // every NPU, whole run; none without an energy model
   std::vector<LayerReport> layers;
   std::vector<CollectiveRecord> collectives;
   std::vector<Span> spans;
@@ -124,7 +126,12 @@ struct EndpointSummary {
   double hbm_bytes_compute = 0.0;
   double hbm_bytes_comm = 0.0;
   double comm_unit_seconds = 0.0;
+  double compute_unit_seconds = 0.0;
 };
+// Joules of every NPU of the platform over `total_ps` (docs/model.md,
+// "Energy"): compute and communication units busy, all HBM bytes, the
+// bytes sent; none without an energy model.
+std::optional<double> run_energy_J(const PlatformConfig& platform, const EndpointSummary& es, TimePs total_ps);
 EndpointSummary summarize_endpoints(Endpoints& endpoint, const Topology& topo, const NpuConfig& npu,
                                     const GraphExecutor& ex, TimePs total_ps);
 

@@ -27,6 +27,7 @@ void NpuStatsMean::add(const NpuStats& s) {
   step(hbm_bytes_compute, s.hbm_bytes_compute);
   step(hbm_bytes_comm, s.hbm_bytes_comm);
   step(comm_unit_seconds, s.comm_unit_seconds);
+  step(compute_unit_seconds, s.compute_unit_seconds);
   if (sent_per_dim.size() < s.sent_per_dim.size()) sent_per_dim.resize(s.sent_per_dim.size(), 0.0);
   if (received_per_dim.size() < s.received_per_dim.size()) received_per_dim.resize(s.received_per_dim.size(), 0.0);
   for (std::size_t d = 0; d < s.sent_per_dim.size(); ++d) step(sent_per_dim[d], s.sent_per_dim[d]);
@@ -177,6 +178,9 @@ ActivityId Endpoints::start_kernel(Rank r, const Kernel& k_in, ActivityListener*
   spec.work = isolated_seconds(k);
   spec.max_rate = 1.0;
   spec.priority_class = compute_class();
+  // A kernel alone keeps every unit busy for its time; shared, it does the
+  // same work on fewer units for longer.
+  n.stats.compute_unit_seconds += spec.work * cfg_.compute_units;
   scratch_.clear();
   if (!fixed && spec.work > 0.0) {
     if (flops > 0.0) scratch_.push_back({n.cu, flops / k.flops_efficiency / spec.work});

@@ -46,6 +46,7 @@ struct NpuStats {
   std::vector<double> sent_per_dim;      // bytes put on the links of each dimension
   std::vector<double> received_per_dim;  // bytes taken off them
   double comm_unit_seconds = 0.0;        // compute-unit time held by communication kernels
+  double compute_unit_seconds = 0.0;     // compute kernels' time alone x the NPU's units (the energy model's busy units)
   double compute_flops = 0.0;
   double sent() const;
   double received() const;
@@ -59,6 +60,7 @@ struct NpuStatsMean {
   std::vector<double> sent_per_dim;
   std::vector<double> received_per_dim;
   double comm_unit_seconds = 0.0;
+  double compute_unit_seconds = 0.0;
   long long count = 0;
   void add(const NpuStats& s);
 };

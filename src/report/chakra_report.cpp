@@ -118,6 +118,7 @@ nlohmann::json chakra_json(const ChakraReport& r) {
           {"hbm_utilization", {{"compute", r.hbm_utilization_compute}, {"communication", r.hbm_utilization_comm}}},
           {"hbm_bytes", {{"compute", r.hbm_bytes_compute}, {"communication", r.hbm_bytes_comm}}},
           {"comm_unit_seconds", r.comm_unit_seconds},
+          {"energy_J", r.energy_J ? nlohmann::json(*r.energy_J) : nlohmann::json(nullptr)},
           {"collectives", r.collectives},
           {"messages", r.messages},
           {"events", r.events},

@@ -69,6 +69,10 @@ std::string format_llm(const LlmReport& r, const PlatformConfig& platform) {
   } else {
     out += "model TFLOP/s per GPU            -      (the workload gives times, not FLOPs)\n";
   }
+  if (r.energy_J && r.total_ps > 0 && r.npus > 0) {
+    out += fmt::format("energy                {:>12.4g} J   over the run ({} iterations): {:.0f} W per GPU (the platform's energy model)\n",
+                       *r.energy_J, r.iterations, *r.energy_J / ps_to_seconds(r.total_ps) / static_cast<double>(r.npus));
+  }
   out += fmt::format("compute               {:>12.3f} ms  {:>6}\n", ms(r.compute_ps), pct(r.compute_ps, it));
   out += fmt::format("pipeline bubble       {:>12.3f} ms  {:>6}\n", ms(r.pipeline_bubble_ps), pct(r.pipeline_bubble_ps, it));
   for (LlmComm k : kKinds) {
@@ -196,6 +200,7 @@ nlohmann::json llm_json(const LlmReport& r) {
           {"collectives", r.collectives},
           {"messages", r.messages},
           {"events", r.events},
+          {"energy_J", r.energy_J ? nlohmann::json(*r.energy_J) : nlohmann::json(nullptr)},
           {"kernels",
            {{"measured", r.kernels_measured},
             {"modelled", r.kernels_modelled},

@@ -56,6 +56,9 @@ std::string format_training(const TrainReport& r, const PlatformConfig& platform
                      r.hbm_bytes_compute);
   out += fmt::format("HBM util comm         {:>13.1f}%   ({:.3g} bytes per NPU)\n", 100.0 * r.hbm_utilization_comm,
                      r.hbm_bytes_comm);
+  if (r.energy_J) {
+    out += fmt::format("energy                {:>14.6g} J    (every NPU, whole run; the platform's energy model)\n", *r.energy_J);
+  }
   out += "\n# per layer (last iteration, NPU 0; times in us)\n";
   out += fmt::format("# {:<24} {:>10} {:>10} {:>10} {:>15} {:>12} {:>10}\n", "layer", "fwd", "ig", "wg", "wg comm", "comm(us)",
                      "exposed");
@@ -163,6 +166,7 @@ nlohmann::json training_json(const TrainReport& r) {
           {"hbm_utilization", {{"compute", r.hbm_utilization_compute}, {"communication", r.hbm_utilization_comm}}},
           {"hbm_bytes", {{"compute", r.hbm_bytes_compute}, {"communication", r.hbm_bytes_comm}}},
           {"comm_unit_seconds", r.comm_unit_seconds},
+          {"energy_J", r.energy_J ? nlohmann::json(*r.energy_J) : nlohmann::json(nullptr)},
           {"collectives", static_cast<long long>(r.collectives.size())},
           {"events", r.events},
           {"layers", layers}};

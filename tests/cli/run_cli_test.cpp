@@ -138,5 +138,23 @@ TEST_F(ScaleCli, StragglersAreReported) {
   expect_bad_input({"run", "--straggler", "3=0"}, {"--straggler", "factor"});
 }
 
+// An LLM step on a preset with an energy model reports its joules: every
+// GPU between its idle and its board power plus what HBM and links can add
+// (hgx-h100: 121.7 W idle, 700 W board); a platform without one, null.
+TEST_F(RunCli, LlmStepsReportEnergyWhereThePlatformHasAModel) {
+  const test::CliRun h100 = expect_ok({"run", "--platform", "hgx-h100", "--model", "llama3-8b", "--tp", "8", "--json"});
+  ASSERT_EQ(h100.status, 0) << h100.err;
+  const nlohmann::json j = nlohmann::json::parse(h100.out);
+  ASSERT_TRUE(j.contains("energy_J"));
+  ASSERT_TRUE(j["energy_J"].is_number());
+  const double watts = j["energy_J"].get<double>() / (j["total_time_ns"].get<double>() * 1e-9) / 8;
+  EXPECT_GT(watts, 121.7 + 0.3 * 578.3);  // the GEMMs keep the units busy most of the step
+  EXPECT_LT(watts, 700.0 + 110.0);        // HBM at its 3.35 TB/s peak adds 106 W; the links far less
+  const test::CliRun none = expect_ok({"run", "--model", "resnet50", "--iterations", "1", "--json"});
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_TRUE(nlohmann::json::parse(none.out)["energy_J"].is_null());
+}
+
+
 }  // namespace
 }  // namespace acesim

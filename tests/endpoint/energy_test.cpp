@@ -108,3 +108,20 @@ TEST(Energy, PlatformFilesDeclareTheirModel) {
 
 }  // namespace
 }  // namespace acesim
+
+namespace acesim {
+namespace {
+
+TEST(Energy, BusyUnitsDrawActivePowerAtMostAllTheTime) {
+  const EnergyModel e{100.0, 500.0, 0.0, {0.0}};
+  // Half the units busy for the whole second: idle plus half the active.
+  EXPECT_DOUBLE_EQ(e.joules(1.0, 1, 80, 40.0, 0.0, {0.0}), 350.0);
+  // Compute and communication counted past all units all the time: capped.
+  EXPECT_DOUBLE_EQ(e.joules(1.0, 2, 80, 120.0, 0.0, {0.0}), 2 * 600.0);
+  // 1 GB of HBM at 4 pJ per bit: 32 mJ.
+  const EnergyModel hbm{0.0, 0.0, 4.0, {0.0}};
+  EXPECT_NEAR(hbm.joules(1.0, 1, 80, 0.0, 1e9, {0.0}), 0.032, 1e-15);
+}
+
+}  // namespace
+}  // namespace acesim
