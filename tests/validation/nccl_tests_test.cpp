@@ -64,6 +64,7 @@ TEST(NcclTests, EachTableStaysWithinItsBound) {
       {"2x8 A100 all-gather (default)", 0.165},
       {"2x8 A100 all-to-all (default)", 0.755},
       {"8x MI300X all-reduce (default; RCCL 2.22.3)", 0.035},
+      {"8x MI300X all-reduce (default; independent run)", 0.035},
   };
   ASSERT_EQ(study().size(), bound.size());
   for (const NcclTestsTable& t : study()) {
@@ -94,11 +95,12 @@ TEST(NcclTests, LargeSizesMeetTheGoalsOnH100) {
   EXPECT_EQ(checked, 13);  // 10 one-node tables, 3 across nodes
 }
 
-// 8x MI300X all-reduce (AMD's table, RCCL 2.22.3): every row from 1 KiB on
-// within 5%, MSCCL's all-pairs (to 16 MiB) and the rings spread over the
-// xGMI mesh (from 32 MiB). Four rows calibrate the all-pairs constants
-// (1 KiB, 256 KiB, 1 MiB, 16 MiB: src/collective/nccl_model.cpp); the other
-// eleven from 1 KiB on and the rings test. The 8-byte row (16.6 us, slower
+// 8x MI300X all-reduce (AMD's table, RCCL 2.22.3, and an independent run
+// of 1 MiB to 8 GiB): every row from 1 KiB on within 5%, MSCCL's all-pairs
+// (to 16 MiB) and the rings spread over the xGMI mesh (from 32 MiB). Four
+// rows of AMD's table calibrate the all-pairs constants (1 KiB, 256 KiB,
+// 1 MiB, 16 MiB: src/collective/nccl_model.cpp); its other rows from 1 KiB
+// on and all 7 of the independent run test. The 8-byte row (16.6 us, slower
 // than 1 KiB's 13.1) is left out.
 TEST(NcclTests, Mi300xAllReduceWithinFivePercent) {
   int checked = 0;
@@ -112,7 +114,7 @@ TEST(NcclTests, Mi300xAllReduceWithinFivePercent) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 19);
+  EXPECT_EQ(checked, 26);
 }
 
 // NVLS and NVLS-tree at the sizes training moves (1 to 128 MiB): within 10%
