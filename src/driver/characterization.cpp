@@ -100,6 +100,22 @@ OverlapResult run_overlap(const PlatformConfig& platform, const Kernel& kernel, 
   return r;
 }
 
+// NCCL runs the collective: its kernels hold one compute unit per channel,
+// so the studies that give communication units give it channels (as
+// NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS do). 0 when NCCL does not run it;
+// otherwise the channels NCCL's model (or the platform) picks.
+int nccl_channels(const PlatformConfig& p, const CollectiveRequestSpec& req, std::uint64_t bytes) {
+  if (!p.collectives.nccl.enabled || !nccl_models(req.op)) return 0;
+  const Topology topo(p.dims);
+  std::vector<int> dims = req.dims;
+  if (dims.empty()) {
+    for (int d = 0; d < topo.num_dims(); ++d) dims.push_back(d);
+  }
+  const NcclView view = nccl_view(topo, dims);
+  if (view.nranks < 2 || !nccl_runs(view, req.op)) return 0;
+  return nccl_choose(view, req.op, static_cast<double>(bytes), p.collectives.nccl).channels;
+}
+
 std::vector<std::string> study_names() { return {"units", "hbm", "overlap", "traffic"}; }
 
 namespace {
@@ -118,22 +134,6 @@ StudyRow row(std::string config, double x, const PlatformConfig& p, const Collec
   r.x = x;
   r.result = run_collective(p, req, bytes, progress);
   return r;
-}
-
-// NCCL runs the collective: its kernels hold one compute unit per channel,
-// so the studies that give communication units give it channels (as
-// NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS do). 0 when NCCL does not run it;
-// otherwise the channels NCCL's model (or the platform) picks.
-int nccl_channels(const PlatformConfig& p, const CollectiveRequestSpec& req, std::uint64_t bytes) {
-  if (!p.collectives.nccl.enabled || !nccl_models(req.op)) return 0;
-  const Topology topo(p.dims);
-  std::vector<int> dims = req.dims;
-  if (dims.empty()) {
-    for (int d = 0; d < topo.num_dims(); ++d) dims.push_back(d);
-  }
-  const NcclView view = nccl_view(topo, dims);
-  if (view.nranks < 2 || !nccl_runs(view, req.op)) return 0;
-  return nccl_choose(view, req.op, static_cast<double>(bytes), p.collectives.nccl).channels;
 }
 
 // Powers of two up to NCCL's 64 channels (MAXCHANNELS), and NCCL's choice,

@@ -47,6 +47,10 @@ struct Study {
   std::vector<StudyRow> rows;
 };
 
+// The channels NCCL's model runs `req` with on the platform (one compute
+// unit each); 0 where NCCL's model does not run it.
+int nccl_channels(const PlatformConfig& p, const CollectiveRequestSpec& req, std::uint64_t bytes);
+
 std::vector<std::string> study_names();
 // Throws InputError for an unknown study name.
 Study run_study(const std::string& name, const PlatformConfig& platform, const CollectiveRequestSpec& req,

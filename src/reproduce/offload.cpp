@@ -8,14 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "collective/nccl_model.h"
 #include "compute/kernel_pricer.h"
 #include "config/output_file.h"
 #include "config/presets.h"
 #include "config/units.h"
 #include "driver/characterization.h"
 #include "reproduce/plot_script.h"
-#include "topology/topology.h"
 
 namespace acesim {
 namespace {
@@ -92,15 +90,6 @@ OverlapConfigResult run_config(const std::string& name, const PlatformConfig& p,
   return r;
 }
 
-// The channels the library runs the collective with on the platform.
-int library_channels(const PlatformConfig& p, CollectiveOp op, double bytes) {
-  const Topology topo(p.dims);
-  std::vector<int> dims;
-  for (int d = 0; d < topo.num_dims(); ++d) dims.push_back(d);
-  const NcclView view = nccl_view(topo, dims);
-  return nccl_choose(view, op, bytes, p.collectives.nccl).channels;
-}
-
 OverlapScenario conccl_scenario(const PlatformConfig& mi300x, const MeasuredGemm& g, CollectiveOp op, double bytes) {
   OverlapScenario s;
   s.gemm = fmt::format("{:g}x{:g}x{:g}x{:g}", g.b, g.m, g.n, g.k);
@@ -113,7 +102,7 @@ OverlapScenario conccl_scenario(const PlatformConfig& mi300x, const MeasuredGemm
   s.waves = static_cast<int>(std::ceil(tiles / mi300x.npu.compute_units));
 
   const PlatformConfig sm = with_executor(mi300x, "sm");
-  const int channels = library_channels(sm, op, bytes);
+  const int channels = nccl_channels(sm, request(op), static_cast<std::uint64_t>(bytes));
   // Launched together (c3): the collective's workgroups are dispatched after
   // the GEMM's, so it starts with the GEMM's last wave.
   const OverlapResult alone = run_overlap(sm, gemm, request(op), static_cast<std::uint64_t>(bytes));
@@ -161,7 +150,7 @@ OverlapScenario pytorch_scenario() {
   s.waves = static_cast<int>(std::ceil(32.0 * 64.0 / h100.npu.compute_units));  // 128 x 256 tiles
   OverlapConfigResult r;
   r.config = "prioritized";
-  r.channels = library_channels(sm, s.op, s.bytes);
+  r.channels = nccl_channels(sm, request(s.op), static_cast<std::uint64_t>(s.bytes));
   r.kernel_ps = o.kernel_overlapped_ps;
   r.collective_ps = o.collective_overlapped_ps;
   s.configs.push_back(r);
