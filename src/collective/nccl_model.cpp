@@ -62,11 +62,12 @@ struct ArchCaps {
   std::array<double, 3> tree_ll128_per_ch;
   std::array<double, 3> tree_per_ch;
 };
-constexpr std::array<ArchCaps, 4> kArchCaps = {{
+constexpr std::array<ArchCaps, 5> kArchCaps = {{
     {{87.7, 22.5, 19.0}, 20.0, {20.0, 20.0, 20.0}, {24.0, 23.6, 17.8}},  // Ampere
     {{141.0, 45.0, 35.0}, 36.7, {36.7, 36.7, 29.0}, {38.7, 41.4, 36.0}},  // Hopper
     {{282.0, 90.0, 70.0}, 73.4, {73.4, 73.4, 58.0}, {77.4, 82.8, 72.0}},  // Blackwell
     {{1e9, 1e9, 1e9}, 1e9, {1e9, 1e9, 1e9}, {1e9, 1e9, 1e9}},  // CDNA3: none (RCCL compiles them out)
+    {{1e9, 1e9, 1e9}, 1e9, {1e9, 1e9, 1e9}, {1e9, 1e9, 1e9}},  // CDNA4: none
 }};
 // treeCorrectionFactor[proto][log2(bytes / 64)], 64 B .. 256 MiB.
 constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
@@ -76,7 +77,9 @@ constexpr std::array<std::array<double, 23>, 3> kTreeCorrection = {{
 }};
 
 int idx(NcclAlgo a) { return static_cast<int>(a); }
-bool rccl(const NcclView& v) { return v.arch == NcclArch::kCdna3; }
+// RCCL's rows: tuning model 6 (gfx950) has model 5's (gfx942) hwLat and
+// bwRatio rows (ROCm/rccl src/graph/tuning.cc).
+bool rccl(const NcclView& v) { return v.arch == NcclArch::kCdna3 || v.arch == NcclArch::kCdna4; }
 // RCCL's row index (tree 0, ring 1) for the algorithms it has rows for.
 int rccl_row(NcclAlgo a) { return a == NcclAlgo::kTree ? 0 : 1; }
 // NVLS, NVLS-tree and CollNet run NCCL's Simple protocol only.
@@ -339,15 +342,17 @@ std::string_view to_string(NcclArch a) {
     case NcclArch::kHopper: return "hopper";
     case NcclArch::kBlackwell: return "blackwell";
     case NcclArch::kCdna3: return "cdna3";
+    case NcclArch::kCdna4: return "cdna4";
   }
   return "?";
 }
 
 std::optional<NcclArch> parse_nccl_arch(std::string_view s) {
-  return parse_named(s, std::array{NcclArch::kAmpere, NcclArch::kHopper, NcclArch::kBlackwell, NcclArch::kCdna3});
+  return parse_named(s, std::array{NcclArch::kAmpere, NcclArch::kHopper, NcclArch::kBlackwell, NcclArch::kCdna3,
+                                   NcclArch::kCdna4});
 }
 
-std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell", "cdna3"}; }
+std::vector<std::string> nccl_arch_names() { return {"ampere", "hopper", "blackwell", "cdna3", "cdna4"}; }
 
 std::vector<std::string> nccl_algo_names() {
   return {"auto", "ring", "tree", "nvls", "nvls-tree", "collnet-direct", "collnet-chain", "p2p", "allpairs"};
@@ -414,7 +419,7 @@ std::optional<std::string> unsupported(const NcclView& v, CollectiveOp op, NcclA
   if (a == NcclAlgo::kP2p) return why([&] { return std::string(": p2p runs all-to-all only; use ring or auto"); });
   if (a == NcclAlgo::kAllPairs) {
     if (op != CollectiveOp::kAllReduce) return why([&] { return std::string(": RCCL's all-pairs runs all-reduce only; use ring"); });
-    if (!rccl(v) || !v.mesh || v.nnodes != 1 || v.nranks != kAllPairsRanks) {
+    if (v.arch != NcclArch::kCdna3 || !v.mesh || v.nnodes != 1 || v.nranks != kAllPairsRanks) {
       return why([&] { return std::string(": RCCL's MSCCL all-pairs runs on one fully connected node of 8 AMD GPUs (gpu_arch cdna3); use ring"); });
     }
   }
@@ -453,10 +458,11 @@ std::optional<std::string> nccl_unsupported(const NcclView& v, CollectiveOp op, 
 
 int nccl_default_channels(const NcclView& v, NcclAlgo a) {
   // RCCL on one MI300X node: 56 channels (rome_model_79's 28 rings,
-  // doubled; ROCm/rccl src/graph); MSCCL's all-pairs its XMLs' 8 (4 for LL,
-  // which nccl_choose sets).
+  // doubled; ROCm/rccl src/graph); on gfx950 twice as many
+  // (RCCL_MI3XX_MAX_SINGLE_NODE_CHANNELS x 2, src/graph/connect.cc: 112);
+  // MSCCL's all-pairs its XMLs' 8 (4 for LL, which nccl_choose sets).
   if (a == NcclAlgo::kAllPairs) return 8;
-  if (rccl(v) && v.nnodes == 1) return 56;
+  if (rccl(v) && v.nnodes == 1) return v.arch == NcclArch::kCdna4 ? 112 : 56;
   // Observed on 8x H100 (nccl-tests#309 logs): ring 24 channels, NVLS 16;
   // NVLS-tree runs on NVLS's channels; CollNet, for want of a published
   // figure, on the ring's. Across nodes, rounded up to a multiple of the

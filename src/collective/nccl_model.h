@@ -28,8 +28,11 @@ namespace acesim {
 enum class NcclAlgo { kTree, kRing, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kP2p, kAllPairs };
 enum class NcclProto { kLL, kLL128, kSimple };
 // The GPU generation whose rows of NCCL's tuning tables apply; kCdna3:
-// AMD's MI300X (gfx942), with RCCL's rows (its tuning model 5).
-enum class NcclArch { kAmpere, kHopper, kBlackwell, kCdna3 };
+// AMD's MI300X and MI325X (gfx942), with RCCL's rows (its tuning model 5);
+// kCdna4: AMD's MI350X and MI355X (gfx950), RCCL's tuning model 6, whose
+// latency and bandwidth rows are model 5's, with twice the channels on one
+// node.
+enum class NcclArch { kAmpere, kHopper, kBlackwell, kCdna3, kCdna4 };
 
 std::string_view to_string(NcclAlgo a);
 std::string_view to_string(NcclProto p);
@@ -38,7 +41,7 @@ std::optional<NcclProto> parse_nccl_proto(std::string_view s);  // simple, ll, l
 std::vector<std::string> nccl_algo_names();
 std::vector<std::string> nccl_proto_names();
 std::string_view to_string(NcclArch a);
-std::optional<NcclArch> parse_nccl_arch(std::string_view s);  // ampere, hopper, blackwell, cdna3
+std::optional<NcclArch> parse_nccl_arch(std::string_view s);  // ampere, hopper, blackwell, cdna3, cdna4
 std::vector<std::string> nccl_arch_names();
 
 // `collectives: {library: nccl, nccl: {...}}` in a platform file, or

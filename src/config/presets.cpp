@@ -27,6 +27,7 @@ void register_builtin_presets(PresetRegistry& registry) {
   add(registry, "hgx-b200", "HGX B200 nodes (1; --nodes N): NVLink 5 through NVSwitch, one 400 Gb/s NIC per GPU on rails");
   add(registry, "gb200-nvl72", "GB200 NVL72 racks (1; --nodes N): 72 GPUs in one NVLink 5 domain, one 400 Gb/s NIC per GPU on rails");
   add(registry, "mi300x", "AMD MI300X nodes (1; --nodes N): 8 GPUs on a fully connected xGMI mesh, one 400 Gb/s NIC per GPU on rails");
+  add(registry, "mi355x", "AMD MI355X nodes (1; --nodes N): 8 GPUs on a fully connected xGMI mesh, one 400 Gb/s Pollara NIC per GPU on rails");
 }
 
 PresetRegistry& preset_registry() {

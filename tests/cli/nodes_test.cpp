@@ -17,7 +17,7 @@ namespace {
 
 class Nodes : public acesim::test::CliTest {};
 
-const std::vector<std::string> kNodePresets = {"hgx-a100", "hgx-a100-40gb", "hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72", "mi300x"};
+const std::vector<std::string> kNodePresets = {"hgx-a100", "hgx-a100-40gb", "hgx-h100", "hgx-h200", "hgx-b200", "gb200-nvl72", "mi300x", "mi355x"};
 
 // NVLink at the data rate NCCL's topology assigns a link (src/graph/topo.h:
 // 20.0, 20.6, 40.1 GB/s per Ampere, Hopper, Blackwell link), NICs at line rate.
@@ -35,7 +35,7 @@ TEST(NodePresets, EachHasANodeDimensionAndNcclsLinkRates) {
                                          {"hgx-h200", 8, 18 * 20.6, 50},
                                          {"hgx-b200", 8, 18 * 40.1, 50},
                                          {"gb200-nvl72", 72, 18 * 40.1, 50},
-                                         {"mi300x", 8, 46.55, 50}}) {
+                                         {"mi300x", 8, 46.55, 50}, {"mi355x", 8, 55.86, 50}}) {
     const PlatformConfig p = acesim::load_preset(acesim::preset_registry().get(w.name));
     ASSERT_EQ(p.dims.size(), 2u) << w.name;
     EXPECT_EQ(p.nodes_dim, 1) << w.name;

@@ -633,6 +633,25 @@ TEST(NcclSimulation, RcclRingOnTheMeshIsTheClosedForm) {
   EXPECT_NEAR(sim_us(mesh_yaml(", algorithm: ring"), CollectiveOp::kAllReduce, S), expect_us, 1e-3);
 }
 
+// gfx950 (cdna4): RCCL's model 6 has model 5's rows, so its ring is the
+// same closed form; it opens 112 channels on one node, not 56, and MSCCL's
+// all-pairs is not run there (ring below 20 MiB too).
+TEST(NcclSimulation, RcclCdna4IsTheMeshRingWithTwiceTheChannels) {
+  std::string yaml = mesh_yaml(", algorithm: ring");
+  yaml.replace(yaml.find("cdna3"), 5, "cdna4");
+  const double S = 1024.0 * 1048576.0;
+  EXPECT_NEAR(sim_us(yaml, CollectiveOp::kAllReduce, S), 17.0 + 14 * 2.1 + 14 * 0.5 + 14.0 / 8.0 * S / (7 * 50e9) * 1e6, 1e-3);
+  std::string plain = mesh_yaml("");
+  plain.replace(plain.find("cdna3"), 5, "cdna4");
+  const PlatformConfig p = parse_platform_yaml(plain, "test.yaml");
+  CollectiveRequestSpec req;
+  req.op = CollectiveOp::kAllReduce;
+  const CollectiveResult r = run_collective(p, req, 4 * 1048576);
+  EXPECT_EQ(r.algorithm.rfind("ring", 0), 0u) << r.algorithm;
+  EXPECT_EQ(r.channels, 112);
+  EXPECT_EQ(parse_nccl_arch("cdna4"), NcclArch::kCdna4);
+}
+
 // MSCCL's all-pairs (RCCL on 8 AMD GPUs, to 20 MiB): its calibrated latency
 // (LL 12.1 us, Simple 18.33 us), 2 link latencies, and 2 S/8 per link at
 // the link's rate over its wire factor (LL 2.68, Simple 1.436); RCCL picks

@@ -65,15 +65,26 @@ TEST(NcclTests, EachTableStaysWithinItsBound) {
       {"2x8 A100 all-to-all (default)", 0.755},
       {"8x MI300X all-reduce (default; RCCL 2.22.3)", 0.035},
       {"8x MI300X all-reduce (default; independent run)", 0.035},
+      {"8x MI355X all-reduce (default; OCI large sizes)", 0.045},
+      {"8x MI355X all-to-all (default; OCI large sizes)", 0.085},
+      {"8x MI355X all-reduce (default; OCI Pollara large sizes)", 0.050},
+      {"8x MI355X all-to-all (default; OCI Pollara large sizes)", 0.085},
+      {"2x8 MI355X all-reduce (default; OCI Pollara large sizes)", 0.080},
+      {"2x8 MI355X all-to-all (default; OCI Pollara large sizes)", 0.085},
+      {"4x8 MI355X all-reduce (default; OCI Pollara large sizes)", 0.075},
+      {"4x8 MI355X all-to-all (default; OCI Pollara large sizes)", 0.285},
+      {"2x8 MI355X all-reduce (default; Pollara)", 0.215},
   };
   ASSERT_EQ(study().size(), bound.size());
   for (const NcclTestsTable& t : study()) {
     SCOPED_TRACE(t.title);
     ASSERT_TRUE(bound.count(t.title));
     EXPECT_LE(t.geomean_error(), bound.at(t.title));
-    // Full tables have at least 5 sizes; the B200 peaks publish one and
-    // Microsoft's MSCCL++ baselines two or three.
-    const bool few = t.title.find("peak") != std::string::npos || t.file.find("mscclpp") != std::string::npos;
+    // Full tables have at least 5 sizes; the B200 peaks publish one,
+    // Microsoft's MSCCL++ baselines two or three, OCI's MI355X pages their
+    // two largest.
+    const bool few = t.title.find("peak") != std::string::npos || t.file.find("mscclpp") != std::string::npos ||
+                     t.file.find("_large_") != std::string::npos;
     EXPECT_GE(t.rows.size(), few ? 1u : 5u);
   }
 }
@@ -115,6 +126,28 @@ TEST(NcclTests, Mi300xAllReduceWithinFivePercent) {
     }
   }
   EXPECT_EQ(checked, 26);
+}
+
+// 8x MI355X (gfx950), where the links set the time (1 GiB and up): the
+// xGMI rate is derived from the datasheet and MI300X's measured link
+// efficiency, nothing MI355X's tables say, so every row tests. All-reduce
+// within 5% on one node and 8% across two and four; all-to-all within 9% on
+// one and two nodes. Four nodes' all-to-all is 28% fast and says so
+// (docs/validation.md: the rails' cross-rail traffic).
+TEST(NcclTests, Mi355xLargeSizesWithinTheirBounds) {
+  int checked = 0;
+  for (const NcclTestsTable& t : study()) {
+    if (t.platform != "mi355x") continue;
+    for (const NcclTestsRow& r : t.rows) {
+      if (r.bytes < 1073741824.0) continue;
+      SCOPED_TRACE(t.title + ", " + std::to_string(r.bytes) + " bytes");
+      const bool a2a = t.op == "all-to-all";
+      const double bound = t.nodes == 4 && a2a ? 0.29 : a2a ? 0.09 : t.nodes == 1 ? 0.05 : 0.08;
+      EXPECT_LE(std::abs(r.error()), bound);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 19);  // 8 two-row tables, 3 rows of the full 2-node one
 }
 
 // NVLS and NVLS-tree at the sizes training moves (1 to 128 MiB): within 10%
