@@ -332,7 +332,7 @@ void CollectiveEngine::plan_nccl(Collective& c, const NcclView& view, std::span<
     // all-to-all inside one NVLink domain: no kernel, no units.
     std::optional<NcclChoice> ce;
     if (endpoints_ && endpoints_->copy_engine_collectives()) {
-      ce = nccl_copy_engine_choice(view, c.req.op, endpoints_->step_latency_ps());
+      ce = nccl_copy_engine_choice(view, c.req.op, endpoints_->step_latency_ps(), endpoints_->command_issue_ps());
     }
     const NcclChoice choice = ce ? *ce : nccl_choose(view, c.req.op, c.req.bytes, cfg_.nccl);
     const LibraryKernels kernels = ce ? LibraryKernels{} : nccl_kernels(c.req.op, choice, view.nranks, view.ppn);

@@ -53,6 +53,14 @@ constexpr std::array<double, 3> kAllPairsLatencyUs = {12.1, 0.0, 18.33};
 constexpr std::array<double, 3> kAllPairsWireFactor = {2.68, 1.0, 1.436};
 constexpr int kAllPairsRanks = 8;
 constexpr int kAllPairsBlocksPerChannel = 8;
+// RCCL's point-to-point kernels (its all-to-all) move a byte at 1 / 1.1277
+// of the rate its rings reach on the same xGMI links: a calibration
+// constant, the ratio of 8 x MI355X's all_reduce to its alltoall bus
+// bandwidth at 8 GiB on one node (406.76 / 360.71 GB/s, Oracle Cloud's
+// rccl-tests run, RCCL 2.26.6: tests/data/nccl-tests), counted as bytes
+// on the wire as all-pairs' factors are. The other MI355X all-to-all tables
+// (one, two and four nodes) test it (docs/validation.md, section 2).
+constexpr double kRcclP2pWireFactor = 406.76 / 360.71;
 constexpr double kNetOverheadUs = 1.0;  // NCCL_NET_OVERHEAD default on non-AMD hosts
 // Per-architecture caps (GB/s), indexed by nodes 1 / 2 / more: llMaxBws,
 // perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws.
@@ -250,7 +258,7 @@ double bus_bandwidth(const NcclView& v, NcclAlgo a, NcclProto p, int channels) {
   if (rccl(v)) {
     if (a == NcclAlgo::kTree || a == NcclAlgo::kRing) return bw * kRcclBwRatio[rccl_row(a)][idx(p)];
     if (a == NcclAlgo::kAllPairs) return bw / kAllPairsWireFactor[idx(p)];
-    return p == NcclProto::kLL ? bw * 0.5 : bw;
+    return (p == NcclProto::kLL ? bw * 0.5 : bw) / kRcclP2pWireFactor;
   }
   if (a == NcclAlgo::kRing && p == NcclProto::kLL) bw = std::min(caps.ll_max[nc], bw * 0.5);
   if (a == NcclAlgo::kRing && p == NcclProto::kLL128) bw = std::min(bw * 0.92, channels * caps.ring_ll128_per_ch);
@@ -573,6 +581,7 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
                                 std::to_string(v.nranks) + " ranks; use ring with a modelled operation");
   }
   best.wire_factor = best.algo == NcclAlgo::kAllPairs ? kAllPairsWireFactor[idx(best.proto)] : nccl_wire_factor(best.proto);
+  if (rccl(v) && best.algo == NcclAlgo::kP2p) best.wire_factor *= kRcclP2pWireFactor;
   // The ring pays NCCL's hop latency inside a node per step; the rest of
   // NCCL's latency, and all of it for the pipelined tree, NVLS and
   // NVLS-tree, once.
@@ -595,7 +604,8 @@ int nccl_kernel_units(const NcclChoice& c) {
   return c.algo == NcclAlgo::kAllPairs ? c.channels * kAllPairsBlocksPerChannel : c.channels;
 }
 
-std::optional<NcclChoice> nccl_copy_engine_choice(const NcclView& v, CollectiveOp op, TimePs barrier_ps) {
+std::optional<NcclChoice> nccl_copy_engine_choice(const NcclView& v, CollectiveOp op, TimePs barrier_ps,
+                                                  TimePs issue_ps) {
   if (op != CollectiveOp::kAllGather && op != CollectiveOp::kAllToAll) return std::nullopt;
   if (v.nnodes != 1 || v.nranks < 2) return std::nullopt;
   NcclChoice c;
@@ -606,8 +616,9 @@ std::optional<NcclChoice> nccl_copy_engine_choice(const NcclView& v, CollectiveO
   c.copy_engine = true;
   // The shape's leading latency step and its copy step each pay the
   // engines' step latency (the first barrier, the copies' launch); base_ps
-  // is the second barrier.
-  c.base_ps = barrier_ps;
+  // is the second barrier. A host that issues one command per peer in
+  // series (issue_ps > 0) adds one issue for each peer after the first.
+  c.base_ps = barrier_ps + static_cast<TimePs>(v.nranks - 2) * issue_ps;
   return c;
 }
 

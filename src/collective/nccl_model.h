@@ -124,8 +124,11 @@ int nccl_kernel_units(const NcclChoice& c);
 // barrier; no CTA): the direct copies, three engine operations of
 // `barrier_ps` each in all (the executor's step latency pays two of them:
 // the leading latency step's and the copies'). Nothing for other operations
-// or across nodes (2.28 requires nNodes == 1).
-std::optional<NcclChoice> nccl_copy_engine_choice(const NcclView& v, CollectiveOp op, TimePs barrier_ps);
+// or across nodes (2.28 requires nNodes == 1). `issue_ps`: a host that
+// issues each peer's copy as its own command, in series, pays it for every
+// peer after the first (0: one batch, as NCCL).
+std::optional<NcclChoice> nccl_copy_engine_choice(const NcclView& v, CollectiveOp op, TimePs barrier_ps,
+                                                  TimePs issue_ps = 0);
 
 // The pair NCCL's cost model picks among those `s` allows (or the forced
 // one). Throws std::invalid_argument (one line) when nothing can run.

@@ -364,7 +364,7 @@ void read_communication(const YAML::Node& node, NpuConfig& npu, const std::strin
   }
   if (node["dma"]) {
     const YAML::Node dma = node["dma"];
-    check_map(dma, file, "communication.dma", {"engines", "GBps_per_engine", "latency_ns"});
+    check_map(dma, file, "communication.dma", {"engines", "GBps_per_engine", "latency_ns", "host_issue_ns"});
     for (const char* key : {"engines", "GBps_per_engine", "latency_ns"}) {
       if (!dma[key]) throw_input_error(file, line_of(dma), std::string("communication.dma.") + key, "missing: a platform's copy engines need engines, GBps_per_engine and latency_ns");
     }
@@ -380,6 +380,14 @@ void read_communication(const YAML::Node& node, NpuConfig& npu, const std::strin
                         "must be >= 0 and at most 1e9 (1 s), got " + dma["latency_ns"].Scalar());
     }
     npu.dma.latency_ps = ns_to_ps(latency);
+    if (dma["host_issue_ns"]) {
+      const double issue = number(dma["host_issue_ns"], file, "communication.dma.host_issue_ns");
+      if (!(issue >= 0.0 && issue <= kMaxDelayNs)) {
+        throw_input_error(file, line_of(dma["host_issue_ns"]), "communication.dma.host_issue_ns",
+                          "must be >= 0 and at most 1e9 (1 s), got " + dma["host_issue_ns"].Scalar());
+      }
+      npu.dma.host_issue_ps = ns_to_ps(issue);
+    }
   }
   if (npu.executor == "dma" && npu.dma.engines == 0) {
     throw_input_error(file, line_of(node["executor"]), "communication.executor",

@@ -115,6 +115,7 @@ class Endpoints {
   // See Executor: admission of chunks entering a collective.
   std::string unfit_reason(const ChunkBytes& chunk) const { return executor_->unfit_reason(chunk); }
   TimePs step_latency_ps() const { return executor_->step_latency_ps(); }
+  TimePs command_issue_ps() const { return executor_->command_issue_ps(); }
   bool copy_engine_collectives() const { return executor_->copy_engine_collectives(); }
   int pieces(const ChunkBytes& chunk) const { return executor_->pieces(chunk); }
   bool gates_entry() const { return executor_->gates_entry(); }

@@ -99,6 +99,9 @@ class Executor {
   // What every transfer step costs on top of the links' latency (an
   // engine's launch and synchronisation); 0 by default.
   virtual TimePs step_latency_ps() const { return 0; }
+  // The host's serial cost per further copy command a GPU issues in one
+  // step (the dma executor's host_issue_ps).
+  virtual TimePs command_issue_ps() const { return 0; }
   // Whether the NPU's copy engines run a library's copy-only collectives
   // (NCCL's copy-engine all-gather and all-to-all inside one NVLink domain,
   // collective/collective_engine.cpp); false by default.

@@ -47,6 +47,11 @@ struct DmaParams {
   int engines = 0;                 // engines per GPU that move peer data
   double GBps_per_engine = 0.0;    // bytes each moves per second
   TimePs latency_ps = 0;           // per transfer step: the copies' launch and their completion's synchronisation
+  // The host's time to build and enqueue one copy command and ring its
+  // engine's doorbell, paid in series for each further command a GPU
+  // issues in a step (one per peer: ConCCL's and DMA-Latte's host-driven
+  // collectives); 0 where a step's copies go as one batch (NCCL 2.28).
+  TimePs host_issue_ps = 0;
 };
 
 struct NpuConfig {

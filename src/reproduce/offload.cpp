@@ -162,7 +162,7 @@ OverlapScenario pytorch_scenario() {
 std::vector<SweepRow> dma_sweep(const PlatformConfig& mi300x) {
   std::vector<SweepRow> rows;
   for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kAllToAll}) {
-    for (double bytes = 1024.0; bytes <= 1024.0 * kMiB; bytes *= 4.0) {
+    for (double bytes = 1024.0; bytes <= 1024.0 * kMiB; bytes *= 2.0) {
       SweepRow r;
       r.op = op;
       r.bytes = bytes;
@@ -234,12 +234,23 @@ double OffloadStudy::mean_share(const std::string& config) const {
 
 double OffloadStudy::crossover_bytes(CollectiveOp op) const {
   double from = 0.0;
+  const SweepRow* before = nullptr;  // the last size where the DMA one is slower
   for (const SweepRow& r : sweep) {
     if (r.op != op) continue;
     if (r.dma_ps <= r.library_ps) {
-      if (from == 0.0) from = r.bytes;
+      if (from == 0.0) {
+        from = r.bytes;
+        if (before != nullptr) {
+          // log(dma / library) runs from above 0 to at most 0: where it is 0.
+          const double a = std::log(before->dma_over_library());
+          const double b = std::log(r.dma_over_library());
+          const double t = a / (a - b);
+          from = std::exp(std::log(before->bytes) + t * (std::log(r.bytes) - std::log(before->bytes)));
+        }
+      }
     } else {
       from = 0.0;
+      before = &r;
     }
   }
   return from;
@@ -322,13 +333,15 @@ std::string offload_tables(const OffloadStudy& s) {
                      row_at(CollectiveOp::kAllToAll, 1024.0).dma_over_library());
   out << fmt::format("| all-gather, 1 GiB: dma / RCCL | 0.86 (16% better) | {:.2f} |\n",
                      row_at(CollectiveOp::kAllGather, 1024.0 * kMiB).dma_over_library());
+  out << fmt::format("| all-to-all, 1 GiB: dma / RCCL | 0.86 (16% better) | {:.2f} |\n",
+                     row_at(CollectiveOp::kAllToAll, 1024.0 * kMiB).dma_over_library());
   const SweepRow& large = row_at(CollectiveOp::kAllGather, 1024.0 * kMiB);
   out << fmt::format("| all-gather, 1 GiB: power, dma below RCCL | 32% | {:.0f}% |\n",
                      100.0 * (1.0 - large.dma_W / large.library_W));
   for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kAllToAll}) {
     const double x = s.crossover_bytes(op);
     out << fmt::format("| {}: dma at least as fast from | 10s of MB | {} |\n", to_string(op),
-                       x > 0.0 ? size_text(x) : std::string("never"));
+                       x > 0.0 ? size_text(std::round(x / kMiB * 10.0) / 10.0 * kMiB) : std::string("never"));
   }
   return out.str();
 }

@@ -71,8 +71,11 @@ struct OffloadStudy {
   std::vector<SweepRow> sweep;
   // The mean share of ideal per configuration over the ConCCL scenarios.
   double mean_share(const std::string& config) const;
-  // The smallest size from which the DMA collective is at least as fast as
-  // the library's at every larger size of the sweep; 0 when it never is.
+  // The size from which the DMA collective is at least as fast as the
+  // library's at every larger size of the sweep: where their times cross,
+  // interpolated in log size and log time between the two sizes around it
+  // (the sweep's first size when it is faster throughout); 0 when it never
+  // is.
   double crossover_bytes(CollectiveOp op) const;
 };
 

@@ -103,6 +103,15 @@ TEST(DmaExecutor, PlatformFilesDeclareTheirEngines) {
   refused("  dma: {engines: 2, GBps_per_engine: .nan, latency_ns: 0}\n", "communication.dma.GBps_per_engine");
   refused("  dma: {engines: 2, GBps_per_engine: 50, latency_ns: -1}\n", "communication.dma.latency_ns: must be >= 0");
   refused("  dma: {engines: 2, GBps_per_engine: 50}\n", "communication.dma.latency_ns: missing");
+  refused("  dma: {engines: 2, GBps_per_engine: 50, latency_ns: 0, host_issue_ns: -1}\n",
+          "communication.dma.host_issue_ns: must be >= 0");
+  refused("  dma: {engines: 2, GBps_per_engine: 50, latency_ns: 0, host_issue_ns: .nan}\n",
+          "communication.dma.host_issue_ns");
+  refused("  dma: {engines: 2, GBps_per_engine: 50, latency_ns: 0, host_issue_ns: 2e9}\n",
+          "communication.dma.host_issue_ns: must be >= 0 and at most 1e9");
+  refused("  dma: {engines: 2, GBps_per_engine: 50, latency_ns: 0, host_issue: 1}\n", "host_issue");
+  EXPECT_EQ(load("  dma: {engines: 2, GBps_per_engine: 50, latency_ns: 0, host_issue_ns: 2500}\n").npu.dma.host_issue_ps,
+            2'500'000);
   refused("", "engines.yaml:4: communication.executor: dma needs the platform's copy engines");
 }
 

@@ -84,15 +84,38 @@ TEST(Offload, PytorchCopyEnginePairWithinItsStatedErrors) {
 }
 
 TEST(Offload, DmaSweepCoversBothCollectivesAtEverySize) {
-  // 1 KiB to 1 GiB by 4: 11 sizes each; ACE runs RCCL's schedule without
+  // 1 KiB to 1 GiB by 2: 21 sizes each; ACE runs RCCL's schedule without
   // the kernels' units, no slower than RCCL alone.
-  ASSERT_EQ(study().sweep.size(), 22u);
+  ASSERT_EQ(study().sweep.size(), 42u);
   for (const SweepRow& r : study().sweep) {
     EXPECT_GT(r.dma_ps, 0);
     EXPECT_LE(r.ace_ps, r.library_ps);
   }
-  // Both fill the xGMI links at 1 GiB: within 1% of each other.
-  EXPECT_NEAR(study().sweep[10].dma_over_library(), 1.0, 0.01);
+  // The all-gathers fill the xGMI links at 1 GiB: within 1% of each other.
+  EXPECT_EQ(study().sweep[20].op, CollectiveOp::kAllGather);
+  EXPECT_NEAR(study().sweep[20].dma_over_library(), 1.0, 0.01);
+  // RCCL's all-to-all moves a byte at 1 / 1.1277 of its ring's rate
+  // (nccl_model.cpp), the engines at the links': 0.89 at 1 GiB.
+  EXPECT_EQ(study().sweep[41].op, CollectiveOp::kAllToAll);
+  EXPECT_NEAR(study().sweep[41].dma_over_library(), 360.71 / 406.76, 0.01);
+}
+
+// The host-driven DMA collective at 1 KiB on 8 MI300X: NCCL's
+// copy-engine structure (two barriers and the copies, 6 us each: the
+// preset's latency_ns), the host issuing its 7 peers' commands in series
+// (3 us for each after the first: host_issue_ns) and one xGMI link's 0.5
+// us; the copies' bytes add nanoseconds.
+TEST(Offload, DmaSmallSizesPayTheHostsSerialIssue) {
+  const SweepRow& r = study().sweep[0];
+  ASSERT_EQ(r.bytes, 1024.0);
+  EXPECT_NEAR(ps_to_us(r.dma_ps), 3 * 6.0 + 6 * 3.0 + 0.5, 0.05);
+  // DMA-Latte's crossover (tens of MB): all-to-all where the engines'
+  // better rate pays back the fixed cost, between 64 and 128 MiB;
+  // all-gather never (RCCL's ring fills the links as the engines do).
+  const double x = study().crossover_bytes(CollectiveOp::kAllToAll);
+  EXPECT_GT(x, 64.0 * 1048576.0);
+  EXPECT_LT(x, 128.0 * 1048576.0);
+  EXPECT_EQ(study().crossover_bytes(CollectiveOp::kAllGather), 0.0);
 }
 
 TEST(Offload, DocumentedTablesAreWhatTheStudyComputes) {

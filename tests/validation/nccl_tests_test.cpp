@@ -66,13 +66,13 @@ TEST(NcclTests, EachTableStaysWithinItsBound) {
       {"8x MI300X all-reduce (default; RCCL 2.22.3)", 0.035},
       {"8x MI300X all-reduce (default; independent run)", 0.035},
       {"8x MI355X all-reduce (default; OCI large sizes)", 0.045},
-      {"8x MI355X all-to-all (default; OCI large sizes)", 0.085},
+      {"8x MI355X all-to-all (default; OCI large sizes)", 0.045},
       {"8x MI355X all-reduce (default; OCI Pollara large sizes)", 0.050},
-      {"8x MI355X all-to-all (default; OCI Pollara large sizes)", 0.085},
+      {"8x MI355X all-to-all (default; OCI Pollara large sizes)", 0.045},
       {"2x8 MI355X all-reduce (default; OCI Pollara large sizes)", 0.080},
-      {"2x8 MI355X all-to-all (default; OCI Pollara large sizes)", 0.085},
+      {"2x8 MI355X all-to-all (default; OCI Pollara large sizes)", 0.045},
       {"4x8 MI355X all-reduce (default; OCI Pollara large sizes)", 0.075},
-      {"4x8 MI355X all-to-all (default; OCI Pollara large sizes)", 0.285},
+      {"4x8 MI355X all-to-all (default; OCI Pollara large sizes)", 0.140},
       {"2x8 MI355X all-reduce (default; Pollara)", 0.215},
   };
   ASSERT_EQ(study().size(), bound.size());
@@ -130,10 +130,12 @@ TEST(NcclTests, Mi300xAllReduceWithinFivePercent) {
 
 // 8x MI355X (gfx950), where the links set the time (1 GiB and up): the
 // xGMI rate is derived from the datasheet and MI300X's measured link
-// efficiency, nothing MI355X's tables say, so every row tests. All-reduce
-// within 5% on one node and 8% across two and four; all-to-all within 9% on
-// one and two nodes. Four nodes' all-to-all is 28% fast and says so
-// (docs/validation.md: the rails' cross-rail traffic).
+// efficiency, nothing MI355X's tables say, so every all-reduce row tests;
+// RCCL's point-to-point constant comes from the ConnectX-7 table's one-node
+// all-to-all over all-reduce. All-reduce within 5% on one node and 8%
+// across two and four; all-to-all within 5% on one and two nodes. Four
+// nodes' all-to-all is 14% fast and says so (docs/validation.md: the rails'
+// cross-rail traffic).
 TEST(NcclTests, Mi355xLargeSizesWithinTheirBounds) {
   int checked = 0;
   for (const NcclTestsTable& t : study()) {
@@ -142,7 +144,7 @@ TEST(NcclTests, Mi355xLargeSizesWithinTheirBounds) {
       if (r.bytes < 1073741824.0) continue;
       SCOPED_TRACE(t.title + ", " + std::to_string(r.bytes) + " bytes");
       const bool a2a = t.op == "all-to-all";
-      const double bound = t.nodes == 4 && a2a ? 0.29 : a2a ? 0.09 : t.nodes == 1 ? 0.05 : 0.08;
+      const double bound = t.nodes == 4 && a2a ? 0.145 : a2a ? 0.05 : t.nodes == 1 ? 0.05 : 0.08;
       EXPECT_LE(std::abs(r.error()), bound);
       ++checked;
     }

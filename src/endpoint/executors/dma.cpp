@@ -86,6 +86,7 @@ class DmaExecutor final : public Executor {
   }
 
   TimePs step_latency_ps() const override { return dma_.latency_ps; }
+  TimePs command_issue_ps() const override { return dma_.host_issue_ps; }
   bool copy_engine_collectives() const override { return true; }
 
   void local_transfer_usage(Rank r, LocalTransfer kind, std::vector<Usage>& out) override {
@@ -128,8 +129,12 @@ void register_dma_executor(ExecutorRegistry& registry) {
   e.help = "collective data moved by the GPU's copy engines, no compute units; reductions on compute units (copy-engine / SDMA collectives)";
   e.make = [](Endpoints& ep) -> std::unique_ptr<Executor> { return std::make_unique<DmaExecutor>(ep); };
   e.describe = [](const NpuConfig& npu) {
-    return fmt::format(" ({} copy engines x {:g} GB/s, {:g} us a step; reductions on {} of {} units)", npu.dma.engines,
-                       npu.dma.GBps_per_engine, static_cast<double>(npu.dma.latency_ps) / 1e6, npu.sm.units, npu.compute_units);
+    const std::string issue = npu.dma.host_issue_ps > 0
+                                  ? fmt::format(", the host's {:g} us a further command", static_cast<double>(npu.dma.host_issue_ps) / 1e6)
+                                  : std::string();
+    return fmt::format(" ({} copy engines x {:g} GB/s, {:g} us a step{}; reductions on {} of {} units)", npu.dma.engines,
+                       npu.dma.GBps_per_engine, static_cast<double>(npu.dma.latency_ps) / 1e6, issue, npu.sm.units,
+                       npu.compute_units);
   };
   registry.add(std::move(e));
 }
