@@ -4,7 +4,9 @@
 Usage: tools/fit-gemm-model/fit.py TABLE KEY SMS PEAK_TFLOPS [TILES]
 
 TABLE is OpenXLA's default_matmul_perf_table.txtpb (../shared/peer-inputs/
-xla-perf-tables/), KEY an architecture key in it (sm_90, sm_100_B200), SMS and
+xla-perf-tables/), KEY an architecture key in it (sm_90, sm_100_B200), or a
+CSV file of measured BF16 GEMMs (columns b,m,n,k,TFLOPS; `#` lines are
+comments; KEY then only names the fit: tests/data/compute/*.csv), SMS and
 PEAK_TFLOPS the GPU's SM count and dense BF16 peak. It grid-searches the launch
 floor, the per-tile k overhead and the main-loop efficiency of the model in
 src/compute/compute_model.cpp (the best of the tiles and split-K factors,
@@ -21,6 +23,15 @@ SPLITS = [1, 2, 4, 8]
 
 
 def read(path, key):
+    if path.endswith('.csv'):
+        rows = []
+        for line in open(path):
+            line = line.strip()
+            if not line or line.startswith('#') or line.startswith('b,'):
+                continue
+            b, m, n, k, tflops = line.split(',')[:5]
+            rows.append((int(b), int(m), int(n), int(k), float(tflops) * 1e12))
+        return rows
     text = open(path).read()
     start = text.index(f'key: "{key}"')
     end = text.find('\nentries {\n  key:', start)
@@ -54,8 +65,8 @@ def main():
         tiles_mn = [tuple(int(x) for x in t.split('x')) for t in sys.argv[5].split(',')]
     rows = read(path, key)
     fits = []
-    for floor in [x * 0.5e-6 for x in range(6, 17)]:
-        for k0 in range(0, 257, 32):
+    for floor in [x * 0.5e-6 for x in range(6, 25)]:
+        for k0 in range(0, 1025, 32):
             for eff in [x / 100 for x in range(30, 96)]:
                 errs = [math.log(model(b, m, n, k, sms, peak, floor, k0, eff, tiles_mn) / (2 * b * m * n * k / f)) for b, m, n, k, f in rows]
                 fits.append((math.sqrt(sum(e * e for e in errs) / len(errs)), floor, k0, eff))
