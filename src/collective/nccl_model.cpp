@@ -495,8 +495,10 @@ std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double byt
   if (a == NcclAlgo::kP2p && p == NcclProto::kLL128) return std::nullopt;  // p2p runs LL or Simple
   if (a == NcclAlgo::kAllPairs && p == NcclProto::kLL128) return std::nullopt;  // MSCCL's XMLs: LL or Simple
   // RCCL on one gfx942 node: LL128 off (its topology preset does not enable
-  // it), tree with Simple skipped (tuning.cc).
-  if (rccl(v) && v.nnodes == 1 && p == NcclProto::kLL128) return std::nullopt;
+  // it; RCCL 2.26.6 enabled it on gfx950: ROCm/rccl release notes for ROCm
+  // 7.0.0, "Enabled LL128 protocol on gfx950"), tree with Simple skipped
+  // (tuning.cc).
+  if (v.arch == NcclArch::kCdna3 && v.nnodes == 1 && p == NcclProto::kLL128) return std::nullopt;
   if (rccl(v) && v.nnodes == 1 && a == NcclAlgo::kTree && p == NcclProto::kSimple) return std::nullopt;
   NcclCost c;
   c.latency_us = latency_us(v, op, a, p, bytes, channels);
@@ -539,6 +541,10 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
       forced_proto != NcclProto::kSimple) {
     throw std::invalid_argument(std::string(to_string(forced_algo)) +
                                 " runs the simple protocol only; use --proto simple or auto");
+  }
+  if (forced_proto == NcclProto::kLL128 && v.arch == NcclArch::kCdna3 && v.nnodes == 1) {
+    throw std::invalid_argument("RCCL runs no ll128 on one gfx942 node (gpu_arch cdna3: its topology preset leaves it off); "
+                                "use --proto ll, simple or auto");
   }
   NcclChoice best;
   double best_time = std::numeric_limits<double>::infinity();

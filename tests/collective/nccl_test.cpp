@@ -652,6 +652,22 @@ TEST(NcclSimulation, RcclCdna4IsTheMeshRingWithTwiceTheChannels) {
   EXPECT_EQ(parse_nccl_arch("cdna4"), NcclArch::kCdna4);
 }
 
+// LL128: RCCL 2.26.6 enabled it on gfx950 (its ROCm 7.0.0 release notes);
+// one gfx942 node leaves it off, and forcing it there says why.
+TEST(NcclSimulation, RcclLl128OnlyWhereRcclEnablesIt) {
+  CollectiveRequestSpec req;
+  req.op = CollectiveOp::kAllReduce;
+  std::string yaml = mesh_yaml(", algorithm: ring, protocol: ll128");
+  try {
+    run_collective(parse_platform_yaml(yaml, "t.yaml"), req, 1048576);
+    ADD_FAILURE() << "ll128 ran on one gfx942 node";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("RCCL runs no ll128 on one gfx942 node"), std::string::npos) << e.what();
+  }
+  yaml.replace(yaml.find("cdna3"), 5, "cdna4");
+  EXPECT_EQ(run_collective(parse_platform_yaml(yaml, "t.yaml"), req, 1048576).protocol, "ll128");
+}
+
 // MSCCL's all-pairs (RCCL on 8 AMD GPUs, to 20 MiB): its calibrated latency
 // (LL 12.1 us, Simple 18.33 us), 2 link latencies, and 2 S/8 per link at
 // the link's rate over its wire factor (LL 2.68, Simple 1.436); RCCL picks
