@@ -90,6 +90,10 @@ int idx(NcclAlgo a) { return static_cast<int>(a); }
 bool rccl(const NcclView& v) { return v.arch == NcclArch::kCdna3 || v.arch == NcclArch::kCdna4; }
 // RCCL's row index (tree 0, ring 1) for the algorithms it has rows for.
 int rccl_row(NcclAlgo a) { return a == NcclAlgo::kTree ? 0 : 1; }
+// RCCL on one gfx942 node leaves LL128 off (its topology preset does not
+// enable it); RCCL 2.26.6 enabled it on gfx950 (ROCm/rccl release notes for
+// ROCm 7.0.0, "Enabled LL128 protocol on gfx950").
+bool rccl_ll128_off(const NcclView& v) { return v.arch == NcclArch::kCdna3 && v.nnodes == 1; }
 // NVLS, NVLS-tree and CollNet run NCCL's Simple protocol only.
 bool simple_only(NcclAlgo a) {
   return a == NcclAlgo::kNvls || a == NcclAlgo::kNvlsTree || a == NcclAlgo::kCollNetDirect ||
@@ -494,11 +498,9 @@ std::optional<NcclCost> nccl_cost(const NcclView& v, CollectiveOp op, double byt
   if (simple_only(a) && p != NcclProto::kSimple) return std::nullopt;
   if (a == NcclAlgo::kP2p && p == NcclProto::kLL128) return std::nullopt;  // p2p runs LL or Simple
   if (a == NcclAlgo::kAllPairs && p == NcclProto::kLL128) return std::nullopt;  // MSCCL's XMLs: LL or Simple
-  // RCCL on one gfx942 node: LL128 off (its topology preset does not enable
-  // it; RCCL 2.26.6 enabled it on gfx950: ROCm/rccl release notes for ROCm
-  // 7.0.0, "Enabled LL128 protocol on gfx950"), tree with Simple skipped
+  // RCCL: LL128 where it enables it; on one node tree with Simple skipped
   // (tuning.cc).
-  if (v.arch == NcclArch::kCdna3 && v.nnodes == 1 && p == NcclProto::kLL128) return std::nullopt;
+  if (rccl_ll128_off(v) && p == NcclProto::kLL128) return std::nullopt;
   if (rccl(v) && v.nnodes == 1 && a == NcclAlgo::kTree && p == NcclProto::kSimple) return std::nullopt;
   NcclCost c;
   c.latency_us = latency_us(v, op, a, p, bytes, channels);
@@ -542,7 +544,7 @@ NcclChoice nccl_choose(const NcclView& view, CollectiveOp op, double bytes, cons
     throw std::invalid_argument(std::string(to_string(forced_algo)) +
                                 " runs the simple protocol only; use --proto simple or auto");
   }
-  if (forced_proto == NcclProto::kLL128 && v.arch == NcclArch::kCdna3 && v.nnodes == 1) {
+  if (forced_proto == NcclProto::kLL128 && rccl_ll128_off(v)) {
     throw std::invalid_argument("RCCL runs no ll128 on one gfx942 node (gpu_arch cdna3: its topology preset leaves it off); "
                                 "use --proto ll, simple or auto");
   }

@@ -14,6 +14,7 @@ whole waves) for the least root-mean-square log error over every bf16 shape
 (b = 1, 2, 4), and prints them with the errors: the numbers
 tests/data/compute/kernel-model.yaml cites.
 """
+import csv
 import math
 import re
 import sys
@@ -24,14 +25,9 @@ SPLITS = [1, 2, 4, 8]
 
 def read(path, key):
     if path.endswith('.csv'):
-        rows = []
-        for line in open(path):
-            line = line.strip()
-            if not line or line.startswith('#') or line.startswith('b,'):
-                continue
-            b, m, n, k, tflops = line.split(',')[:5]
-            rows.append((int(b), int(m), int(n), int(k), float(tflops) * 1e12))
-        return rows
+        with open(path, newline='') as f:
+            table = csv.DictReader(line for line in f if line.strip() and not line.startswith('#'))
+            return [(int(r['b']), int(r['m']), int(r['n']), int(r['k']), float(r['TFLOPS']) * 1e12) for r in table]
     text = open(path).read()
     start = text.index(f'key: "{key}"')
     end = text.find('\nentries {\n  key:', start)
