@@ -20,6 +20,7 @@
 #include "engine/progress.h"
 #include "report/collective_sweep.h"
 #include "driver/chakra_run.h"
+#include "driver/goodput.h"
 #include "driver/kineto_run.h"
 #include "driver/llm_run.h"
 #include "driver/training_run.h"
@@ -144,6 +145,18 @@ struct TrainingRequest {
              overlap_param_gather || tp_comm_overlap || allow_oom || !chakra_out.empty();
     }
   } llm;
+  // A long run with failures, checkpoints and restarts (driver/goodput.h):
+  // with `days`, each run's iteration time is the rate of progress.
+  struct Goodput {
+    std::optional<double> days;
+    std::string failures;           // a built-in failure model or a file (default: `default`)
+    std::string checkpoint_every;   // iterations, or auto (default: Daly's interval)
+    std::optional<int> trials;      // default 1000
+    std::optional<long long> seed;  // default 1
+    std::optional<double> checkpoint_GB;  // default: the job's model state
+    bool async = false;             // asynchronous checkpoint writes
+    bool given() const { return days || !failures.empty() || !checkpoint_every.empty() || trials || seed || checkpoint_GB || async; }
+  } goodput;
 };
 struct TrainingRun {
   PlatformConfig platform;
@@ -157,6 +170,8 @@ struct TrainingRun {
   std::vector<LlmReport> llm;
   // PyTorch profiler traces replayed: one report per executor.
   std::vector<KinetoReport> kineto;
+  // With TrainingRequest::goodput: one per run of `llm` or `reports`, in order.
+  std::vector<GoodputReport> goodput;
   std::size_t runs() const { return reports.size() + chakra.size() + llm.size() + kineto.size(); }
 };
 // Nothing given at all (no platform, workload or executor) runs the default:

@@ -1,5 +1,6 @@
 // Training runs as users ask for them (api/api.h).
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "api/llm_request.h"
 #include "api/per_executor.h"
 #include "chakra/chakra_trace.h"
+#include "config/failure_model.h"
 #include "config/input_error.h"
 #include "driver/kineto_chakra.h"
 #include "config/units.h"
@@ -162,7 +164,50 @@ void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& 
 
 }  // namespace
 
-TrainingRun simulate_training(const TrainingRequest& o) {
+namespace {
+
+// --days: each run's long-run goodput (driver/goodput.h).
+void add_goodput(const TrainingRequest& o, TrainingRun& run) {
+  const TrainingRequest::Goodput& g = o.goodput;
+  if (!g.given()) return;
+  if (!g.days) throw InputError("--failures/--checkpoint-every/--trials/--seed/--checkpoint-GB/--checkpoint-async apply with --days");
+  if (!run.chakra.empty() || !run.kineto.empty()) {
+    throw InputError("--days applies to LLM plans and layer-table training runs, not to Chakra or profiler traces");
+  }
+  const FailureModel model = load_failure_model(g.failures.empty() ? "default" : g.failures);
+  GoodputOptions go;
+  go.days = *g.days;
+  if (g.trials) go.trials = *g.trials;
+  if (g.seed) {
+    if (*g.seed < 0) throw InputError("--seed: must be at least 0, got " + std::to_string(*g.seed));
+    go.seed = static_cast<std::uint64_t>(*g.seed);
+  }
+  if (!g.checkpoint_every.empty() && g.checkpoint_every != "auto") {
+    const std::string& t = g.checkpoint_every;
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size()) {
+      throw InputError("--checkpoint-every: expected 'auto' or a number of iterations, got '" + t + "'");
+    }
+    go.checkpoint_every = v;
+  }
+  if (g.checkpoint_GB) {
+    if (!(*g.checkpoint_GB > 0.0 && *g.checkpoint_GB <= 1e9)) {
+      throw InputError(fmt::format("--checkpoint-GB: must be above 0 and at most 1e9, got {:g}", *g.checkpoint_GB));
+    }
+    go.checkpoint_GB = g.checkpoint_GB;
+  }
+  go.async = g.async;
+  const JobComponents components = job_components(run.platform);
+  for (const LlmReport& r : run.llm) {
+    run.goodput.push_back(simulate_goodput(model, components, r.iteration_ps, r.model_state_bytes, r.model_state_text, go));
+  }
+  for (const TrainReport& r : run.reports) {
+    run.goodput.push_back(simulate_goodput(model, components, r.iteration_ps, 0.0, "", go));
+  }
+}
+
+TrainingRun simulate_runs(const TrainingRequest& o) {
   TrainingRun run;
   run.platform = load_platform(o.platform);
   const bool astra = o.platform.astra();
@@ -239,6 +284,19 @@ TrainingRun simulate_training(const TrainingRequest& o) {
       run.even_iteration_ps.push_back(run_training(p, workload, even).iteration_ps);
     }
   }
+  return run;
+}
+
+}  // namespace
+
+TrainingRun simulate_training(const TrainingRequest& o) {
+  if (o.goodput.given() && !o.goodput.days) {
+    throw InputError("--failures/--checkpoint-every/--trials/--seed/--checkpoint-GB/--checkpoint-async apply with --days");
+  }
+  // A failure model's errors before the simulation.
+  if (o.goodput.days) (void)load_failure_model(o.goodput.failures.empty() ? "default" : o.goodput.failures);
+  TrainingRun run = simulate_runs(o);
+  add_goodput(o, run);
   return run;
 }
 

@@ -9,10 +9,12 @@
 #include "cli/commands.h"
 #include "cli/platform_options.h"
 #include "cli/progress_options.h"
+#include "config/failure_model.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
 #include "config/units.h"
 #include "report/chakra_report.h"
+#include "report/goodput_report.h"
 #include "report/kineto_report.h"
 #include "report/llm_report.h"
 #include "workload/llm/parallel_plan.h"
@@ -150,6 +152,23 @@ void add_llm_options(CLI::App* c, api::TrainingRequest::Llm& l) {
       ->group(group);
 }
 
+// A long run with failures (docs/goodput.md).
+void add_goodput_options(CLI::App* c, api::TrainingRequest::Goodput& g) {
+  const char* group = "Failures and goodput (a long run)";
+  c->add_option("--days", g.days, "simulate a run of this many days with failures, checkpoints and restarts; report its goodput")->group(group);
+  c->add_option("--failures", g.failures,
+                "failure model: " + join_names(failure_model_names()) + " (Meta's Llama 3 405B run), or a YAML file (docs/goodput.md)")
+      ->group(group)
+      ->check(non_empty());
+  c->add_option("--checkpoint-every", g.checkpoint_every, "iterations between checkpoints, or auto (Daly's interval; the default)")
+      ->group(group)
+      ->check(non_empty());
+  c->add_option("--trials", g.trials, "Monte Carlo trials (default 1000)")->group(group);
+  c->add_option("--seed", g.seed, "the trials' random seed (default 1)")->group(group);
+  c->add_option("--checkpoint-GB", g.checkpoint_GB, "checkpoint size (default: the model's weights and optimizer states)")->group(group);
+  c->add_flag("--checkpoint-async", g.async, "checkpoints written while training goes on (default: training waits for the write)")->group(group);
+}
+
 void write_llm_files(const Options& o, const std::vector<LlmReport>& reports) {
   const bool several = reports.size() > 1;
   for (const LlmReport& r : reports) {
@@ -170,11 +189,22 @@ nlohmann::json runs_json(const std::vector<Report>& reports, ToJson to_json) {
   return {{"runs", runs}};
 }
 
+// Each run's goodput (--days) beside its report.
+nlohmann::json with_goodput(nlohmann::json j, const api::TrainingRun& run) {
+  if (run.goodput.empty()) return j;
+  if (run.goodput.size() == 1) {
+    j["goodput"] = goodput_json(run.goodput[0]);
+  } else {
+    for (std::size_t i = 0; i < run.goodput.size(); ++i) j["runs"][i]["goodput"] = goodput_json(run.goodput[i]);
+  }
+  return j;
+}
+
 nlohmann::json run_json(const api::TrainingRun& run) {
-  if (!run.llm.empty()) return runs_json(run.llm, [](const LlmReport& r) { return llm_json(r); });
+  if (!run.llm.empty()) return with_goodput(runs_json(run.llm, [](const LlmReport& r) { return llm_json(r); }), run);
   if (!run.chakra.empty()) return runs_json(run.chakra, [](const ChakraReport& r) { return chakra_json(r); });
   if (!run.kineto.empty()) return runs_json(run.kineto, [](const KinetoReport& r) { return kineto_json(r); });
-  return runs_json(run.reports, [](const TrainReport& r) { return training_json(r); });
+  return with_goodput(runs_json(run.reports, [](const TrainReport& r) { return training_json(r); }), run);
 }
 
 // Runs the request and writes the files it asks for (--csv, --trace).
@@ -206,6 +236,13 @@ api::TrainingRun simulate(Options& o) {
   } else {
     write_training_files(o, run.reports);
   }
+  if (!o.csv.empty()) {
+    const bool several = run.goodput.size() > 1;
+    for (std::size_t i = 0; i < run.goodput.size(); ++i) {
+      const std::string executor = !run.llm.empty() ? run.llm[i].executor : run.reports[i].executor;
+      write_goodput_csv(run.goodput[i], several ? (std::filesystem::path(o.csv) / executor).string() : o.csv);
+    }
+  }
   return run;
 }
 
@@ -229,6 +266,12 @@ int run(Options& o) {
     }
   } else {
     print_training_tables(run);
+  }
+  if (!o.json) {
+    for (std::size_t i = 0; i < run.goodput.size(); ++i) {
+      const std::string executor = !run.llm.empty() ? run.llm[i].executor : run.reports[i].executor;
+      std::fputs(format_goodput(run.goodput[i], run.goodput.size() > 1 ? executor : "").c_str(), stdout);
+    }
   }
   return kExitOk;
 }
@@ -281,6 +324,7 @@ CommandRunner add_run_command(CLI::App& app) {
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");
   add_llm_options(c, o->request.llm);
+  add_goodput_options(c, o->request.goodput);
   return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform, [o, fresh = *o] { *o = fresh; }};
 }
 

@@ -103,6 +103,9 @@ struct LlmReport {
   std::uint64_t kernels_constant = 0;
   std::string compute_model;
   std::string kernel_times;  // the file, if any
+  // What a checkpoint saves (StagedJob::model_state_bytes); 0: not known.
+  double model_state_bytes = 0.0;
+  std::string model_state_text;
 };
 
 // Throws InputError for plans the platform cannot run or whose memory does

@@ -1126,6 +1126,17 @@ std::optional<MemoryBreakdown> LlmJob::stage_memory(int stage) const {
   return memory_per_gpu(shape_, plan_, stage, options_.bytes_per_element, plan_.attention);
 }
 
+double LlmJob::model_state_bytes() const {
+  const BytesPerParameter b = bytes_per_parameter(0, 1.0, options_.bytes_per_element);
+  return shape_.parameters() * (b.weights + b.optimizer);
+}
+
+std::string LlmJob::model_state_text() const {
+  const BytesPerParameter b = bytes_per_parameter(0, 1.0, options_.bytes_per_element);
+  return fmt::format("the model state: {:.4g} parameters x {:g} B of weights and optimizer states", shape_.parameters(),
+                     b.weights + b.optimizer);
+}
+
 LlmRankGraph LlmJob::build(Rank r, bool listed) const {
   Builder b(*this, topo_, r, listed);
   LlmRankGraph g = b.run();

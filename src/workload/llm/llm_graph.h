@@ -156,6 +156,10 @@ class LlmJob final : public StagedJob {
   int iterations() const override { return options_.iterations; }
   // memory_per_gpu of the stage, at the plan's attention kernel.
   std::optional<MemoryBreakdown> stage_memory(int stage) const override;
+  // The parameters times the weights' and optimizer states' bytes of each
+  // (bytes_per_parameter without ZeRO: 14 B at bf16).
+  double model_state_bytes() const override;
+  std::string model_state_text() const override;
   std::string kernel_times() const override {
     return options_.pricer && options_.pricer->measured() ? options_.pricer->measured()->path() : std::string();
   }

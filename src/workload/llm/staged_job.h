@@ -54,6 +54,11 @@ class StagedJob {
   virtual double model_flops_no_recompute_per_gpu() const = 0;
   // Memory per GPU of pipeline stage `stage`; none: not modelled.
   virtual std::optional<MemoryBreakdown> stage_memory(int stage) const = 0;
+  // What a checkpoint saves, over the whole job: one copy of the weights
+  // and the optimizer states (driver/goodput.h); 0: not known. And how
+  // that was counted, in words.
+  virtual double model_state_bytes() const { return 0.0; }
+  virtual std::string model_state_text() const { return {}; }
 };
 
 }  // namespace acesim
