@@ -20,6 +20,7 @@
 #include "engine/progress.h"
 #include "report/collective_sweep.h"
 #include "driver/chakra_run.h"
+#include "driver/cluster_run.h"
 #include "driver/goodput.h"
 #include "driver/kineto_run.h"
 #include "driver/llm_run.h"
@@ -177,5 +178,21 @@ struct TrainingRun {
 // Nothing given at all (no platform, workload or executor) runs the default:
 // ResNet-50 on the default platform, sm and ace side by side.
 TrainingRun simulate_training(const TrainingRequest& request);
+
+// Several jobs on one platform (driver/cluster_run.h), as a cluster file
+// describes them (docs/cluster.md).
+struct ClusterRequest {
+  std::string file;
+  bool alone = true;  // also run each job alone on its nodes (its slowdown)
+  ProgressSink* progress = nullptr;
+};
+struct ClusterRun {
+  ClusterSpec spec;
+  ClusterReport report;
+};
+ClusterRun simulate_cluster(const ClusterRequest& request);
+// The cluster file's text read, checked and its jobs placed (nothing
+// simulated); `path` names it in messages and anchors its relative paths.
+ClusterSpec read_cluster(const std::string& path, const std::string& text);
 
 }  // namespace acesim::api

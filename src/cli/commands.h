@@ -46,5 +46,6 @@ CommandRunner add_reproduce_command(CLI::App& app);
 CommandRunner add_calibrate_command(CLI::App& app);
 CommandRunner add_list_command(CLI::App& app);
 CommandRunner add_sweep_command(CLI::App& app);
+CommandRunner add_cluster_command(CLI::App& app);
 
 }  // namespace acesim::cli

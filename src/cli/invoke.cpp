@@ -57,6 +57,7 @@ const std::vector<CommandEntry>& command_table() {
       {"collective", add_collective_command, true},
       {"characterize", add_characterize_command, true},
       {"run", add_run_command, true},
+      {"cluster", add_cluster_command, false},
       {"sweep", add_sweep_command, false},
       {"reproduce", add_reproduce_command, false},
       {"calibrate", add_calibrate_command, false},

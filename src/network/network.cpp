@@ -36,6 +36,18 @@ std::vector<std::string> granularity_names() { return {"phase", "step"}; }
 void NetworkBackend::account(const TransferShape& shape, double bytes) {
   if (bytes_per_dim_.size() < shape.bytes_per_dim.size()) bytes_per_dim_.resize(shape.bytes_per_dim.size(), 0.0);
   for (std::size_t d = 0; d < shape.bytes_per_dim.size(); ++d) bytes_per_dim_[d] += shape.bytes_per_dim[d] * bytes;
+  if (tenant_link_bytes_.empty() || shape.link_traffic.empty()) return;
+  const int tenant = tenant_of_rank_[static_cast<std::size_t>(shape.link_traffic.front().rank)];
+  if (tenant < 0) return;
+  std::vector<double>& per_link = tenant_link_bytes_[static_cast<std::size_t>(tenant)];
+  for (const ShapeStep& st : shape.steps) {
+    for (const LinkLoad& l : st.loads) per_link[static_cast<std::size_t>(l.link)] += l.bytes_per_byte * st.scale_sum * bytes;
+  }
+}
+
+void NetworkBackend::set_tenants(std::vector<int> tenant_of_rank, int tenants, LinkId links) {
+  tenant_of_rank_ = std::move(tenant_of_rank);
+  tenant_link_bytes_.assign(static_cast<std::size_t>(tenants), std::vector<double>(static_cast<std::size_t>(links), 0.0));
 }
 
 void NetworkBackend::append_endpoint_usage(const EndpointLoad* endpoint, double work, std::vector<Usage>& out) {

@@ -89,10 +89,19 @@ class NetworkBackend {
   void set_representative(Rank rank) { rep_ = rank; }
   // Bytes carried by the links of each dimension so far (sum over links).
   const std::vector<double>& link_bytes_per_dim() const { return bytes_per_dim_; }
+  // Several jobs on one platform (driver/cluster_run.h): `tenant_of_rank`
+  // gives each NPU's job (-1: none) and from then on every link's bytes are
+  // counted per job, a transfer's job being its first member's. Full
+  // simulation only (every member's links carry the shape).
+  void set_tenants(std::vector<int> tenant_of_rank, int tenants, LinkId links);
+  // [tenant][link]: bytes carried so far; empty without set_tenants.
+  const std::vector<std::vector<double>>& link_bytes_by_tenant() const { return tenant_link_bytes_; }
 
  protected:
   void account(const TransferShape& shape, double bytes);
   Rank rep_ = -1;
+  std::vector<int> tenant_of_rank_;
+  std::vector<std::vector<double>> tenant_link_bytes_;
   // Appends endpoint demands as usage per unit of `work` (work > 0).
   static void append_endpoint_usage(const EndpointLoad* endpoint, double work, std::vector<Usage>& out);
   std::vector<double> bytes_per_dim_;

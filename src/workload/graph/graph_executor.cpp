@@ -16,6 +16,7 @@ constexpr std::uint32_t kP2pKeyBase = 0x80000000u;  // endpoint unit-holding key
 constexpr std::uint64_t kTransferTag = 1ULL << 63;  // an empty message arrives
 constexpr std::uint64_t kWakeTag = 1ULL << 62;      // a rank's compute stream wakes up
 constexpr std::uint64_t kDelayTag = 1ULL << 61;     // a delay node is done: rank << 32 | node
+constexpr std::uint64_t kStartTag = 1ULL << 60;     // a rank that starts late (GraphRunOptions::rank_start_ps) starts
 
 }  // namespace
 
@@ -80,11 +81,21 @@ void GraphExecutor::start() {
       ++ranks_done_;
       continue;
     }
-    for (std::uint32_t i = 0; i < n; ++i) {
-      if (rs.pending[i] == 0) ready(r, i);
+    const auto late = static_cast<std::size_t>(r);
+    if (late < options_.rank_start_ps.size() && options_.rank_start_ps[late] > 0) {
+      sim_.schedule_at(options_.rank_start_ps[late], this, kStartTag | static_cast<std::uint64_t>(r));
+      continue;
     }
+    start_rank(r);
   }
   drain();
+}
+
+void GraphExecutor::start_rank(Rank r) {
+  RankState& rs = rank(r);
+  for (std::uint32_t i = 0; i < rs.graph->size(); ++i) {
+    if (rs.pending[i] == 0) ready(r, i);
+  }
 }
 
 void GraphExecutor::ready(Rank r, std::uint32_t node) {
@@ -437,6 +448,11 @@ void GraphExecutor::handle_event(std::uint64_t tag) {
   }
   if (tag & kWakeTag) {
     wake(static_cast<Rank>(tag & ~kWakeTag));
+    return;
+  }
+  if (tag & kStartTag) {
+    start_rank(static_cast<Rank>(tag & ~kStartTag));
+    drain();
     return;
   }
   if (tag & kDelayTag) {

@@ -69,6 +69,9 @@ class GraphObserver {
 struct GraphRunOptions {
   int keep_ranks = 0;  // keep node timings for ranks 0 .. keep_ranks-1 (rank 0 always)
   GraphObserver* observer = nullptr;
+  // Per rank, when its graph starts (several jobs on one platform, started
+  // at different times); empty or 0: at the start.
+  std::vector<TimePs> rank_start_ps;
 };
 
 class GraphExecutor final : private ActivityListener,
@@ -182,6 +185,7 @@ class GraphExecutor final : private ActivityListener,
     return s >= 0 ? ranks_[static_cast<std::size_t>(s)] : idle_;
   }
   void ready(Rank r, std::uint32_t node);
+  void start_rank(Rank r);
   void complete(const Done& d);
   void drain();
   void start_stream(Rank r, Stream& s);

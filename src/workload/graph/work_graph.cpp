@@ -82,6 +82,19 @@ std::uint32_t WorkGraph::add_wait(WaitRule rule, std::uint32_t after, std::span<
   return id;
 }
 
+void WorkGraph::relabel_ranks(const std::function<Rank(Rank)>& to) {
+  for (CollectiveSpec& c : collectives_) {
+    if (c.members.empty()) throw std::logic_error("work graph: relabelling a collective over dimensions, not listed ranks");
+    Rank prev = -1;
+    for (Rank& r : c.members) {
+      r = to(r);
+      if (r <= prev) throw std::logic_error("work graph: a relabelling that does not keep the ranks' order");
+      prev = r;
+    }
+  }
+  for (MessageSpec& m : messages_) m.peer = to(m.peer);
+}
+
 void WorkGraph::finish() {
   const std::size_t n = nodes_.size();
   for (const GraphDep& d : deps_) {

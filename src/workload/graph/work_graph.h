@@ -93,6 +93,11 @@ class WorkGraph {
   // A wait after compute-stream node `after`, on communication nodes `comm`.
   std::uint32_t add_wait(WaitRule rule, std::uint32_t after, std::span<const GraphDep> comm);
   void finish();
+  // A job placed on some of a larger platform's NPUs: the ranks in
+  // collectives' member lists and messages' peers mapped through `to`,
+  // which must keep their order (member lists stay ascending). Every
+  // collective must list its members. Throws std::logic_error otherwise.
+  void relabel_ranks(const std::function<Rank(Rank)>& to);
 
   // ---- reading ----
   std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }

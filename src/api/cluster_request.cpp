@@ -1,0 +1,371 @@
+// Cluster files (docs/cluster.md): a platform, its node count and fabric,
+// and jobs placed on its nodes; read, checked and run (driver/cluster_run.h).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "api/api.h"
+#include "api/llm_request.h"
+#include "compute/kernel_pricer.h"
+#include "config/input_error.h"
+#include "config/presets.h"
+#include "config/units.h"
+#include "config/yaml_reader.h"
+#include "topology/topology_kinds.h"
+#include "workload/llm/llm_graph.h"
+#include "workload/models/models.h"
+
+namespace acesim::api {
+namespace {
+
+constexpr long long kMaxJobs = 1024;
+constexpr long long kMaxIterations = 100000;
+
+struct Reader {
+  std::string file;
+  std::string folder;
+
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& problem) const {
+    throw_input_error(file, yaml::line_of(n), key, problem);
+  }
+  long long integer(const YAML::Node& n, const std::string& key, long long lo, long long hi) const {
+    const long long v = yaml::integer(n, file, key);
+    if (v < lo || v > hi) fail(n, key, fmt::format("must be in {}..{}, got {}", lo, hi, v));
+    return v;
+  }
+  double number(const YAML::Node& n, const std::string& key, double lo, double hi) const {
+    const double v = yaml::number(n, file, key);
+    if (v < lo || v > hi) fail(n, key, fmt::format("must be in {:g}..{:g}, got {}", lo, hi, yaml::scalar(n, file, key)));
+    return v;
+  }
+  std::string scalar(const YAML::Node& n, const std::string& key) const { return yaml::scalar(n, file, key); }
+};
+
+// The node dimension as the cluster file's `fabric` says.
+void apply_fabric(const Reader& rd, const YAML::Node& f, PlatformConfig& platform) {
+  yaml::check_map(f, rd.file, "fabric", {"kind", "oversubscription", "leaf_size", "tiers", "pod_size", "switch_latency_ns"});
+  yaml::require(f, "kind", rd.file, "fabric");
+  const std::string kind = rd.scalar(f["kind"], "fabric.kind");
+  const TopologyKindEntry* e = topology_kind_registry().find(kind);
+  if (e == nullptr || (e->name != "fat-tree" && e->name != "rail")) {
+    rd.fail(f["kind"], "fabric.kind", "must be fat-tree or rail, got '" + kind + "'");
+  }
+  DimensionSpec& d = platform.dims[static_cast<std::size_t>(platform.nodes_dim)];
+  d.kind = DimKind(e->name);
+  d.params.clear();
+  for (auto it = f.begin(); it != f.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (key == "kind") continue;
+    const auto spec = std::find_if(e->params.begin(), e->params.end(), [&](const KindParamSpec& p) { return p.name == key; });
+    if (spec == e->params.end()) rd.fail(it->first, "fabric." + key, "is not a parameter of " + e->name);
+    const double v = rd.number(it->second, "fabric." + key, spec->min, spec->max);
+    if (spec->integer && v != static_cast<double>(static_cast<long long>(v))) rd.fail(it->second, "fabric." + key, "must be a whole number");
+    d.params.push_back({key, v});
+  }
+}
+
+// "0, 2, 4-7" or a YAML list of numbers and "a-b" ranges.
+std::vector<long long> node_list(const Reader& rd, const YAML::Node& n, const std::string& key, long long nodes) {
+  std::vector<std::string> items;
+  if (n.IsSequence()) {
+    for (const YAML::Node& i : n) items.push_back(rd.scalar(i, key));
+  } else {
+    std::stringstream ss(rd.scalar(n, key));
+    std::string item;
+    while (std::getline(ss, item, ',')) items.push_back(item);
+  }
+  std::set<long long> out;
+  for (std::string item : items) {
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    const std::size_t dash = item.find('-', 1);
+    long long a = 0, b = 0;
+    try {
+      std::size_t used = 0;
+      a = std::stoll(item, &used);
+      if (dash == std::string::npos) {
+        if (used != item.size()) throw std::invalid_argument(item);
+        b = a;
+      } else {
+        if (used != dash) throw std::invalid_argument(item);
+        const std::string rest = item.substr(dash + 1);
+        b = std::stoll(rest, &used);
+        if (used != rest.size()) throw std::invalid_argument(item);
+      }
+    } catch (const std::exception&) {
+      rd.fail(n, key, "'" + item + "' is not a node or a range of nodes (e.g. 0-3)");
+    }
+    if (a < 0 || b >= nodes || a > b) rd.fail(n, key, fmt::format("'{}' is not a range of the cluster's nodes 0..{}", item, nodes - 1));
+    for (long long i = a; i <= b; ++i) {
+      if (!out.insert(i).second) rd.fail(n, key, fmt::format("node {} is given twice", i));
+    }
+  }
+  if (out.empty()) rd.fail(n, key, "no nodes");
+  return {out.begin(), out.end()};
+}
+
+// Nodes per leaf switch of the node dimension: its fat-tree's leaf_size, else all.
+long long leaf_nodes(const PlatformConfig& p) {
+  const DimensionSpec& d = p.dims[static_cast<std::size_t>(p.nodes_dim)];
+  return d.kind.name() == "fat-tree" ? static_cast<long long>(d.param("leaf_size", 32)) : d.npus;
+}
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// `count` of the free nodes, as `how` says.
+std::vector<long long> choose(const std::string& how, long long count, const std::vector<bool>& used, long long leaf,
+                              std::uint64_t seed) {
+  const auto nodes = static_cast<long long>(used.size());
+  std::vector<long long> order;
+  if (how == "packed") {
+    for (long long n = 0; n < nodes; ++n) order.push_back(n);
+  } else if (how == "spread") {
+    // Round robin over the leaves: every leaf's first node, then its second...
+    const long long leaves = (nodes + leaf - 1) / leaf;
+    for (long long i = 0; i < leaf; ++i) {
+      for (long long l = 0; l < leaves; ++l) {
+        if (l * leaf + i < nodes) order.push_back(l * leaf + i);
+      }
+    }
+  } else {  // random: a Fisher-Yates shuffle from the seed
+    for (long long n = 0; n < nodes; ++n) order.push_back(n);
+    std::mt19937_64 gen(mix(seed));
+    for (long long i = nodes - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(gen() % static_cast<std::uint64_t>(i + 1))]);
+  }
+  std::vector<long long> out;
+  for (long long n : order) {
+    if (static_cast<long long>(out.size()) == count) break;
+    if (!used[static_cast<std::size_t>(n)]) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string nodes_text(const std::vector<long long>& nodes) {
+  std::string s;
+  for (std::size_t i = 0; i < nodes.size();) {
+    std::size_t j = i;
+    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + (j == i ? std::to_string(nodes[i]) : fmt::format("{}-{}", nodes[i], nodes[j]));
+    i = j + 1;
+  }
+  return s;
+}
+
+// An LLM job's plan and graphs builder on its own nodes.
+void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, const PlatformConfig& platform, ClusterJobSpec& job) {
+  yaml::check_map(l, rd.file, key,
+                  {"model", "tp", "pp", "dp", "cp", "ep", "zero", "micro_batch", "global_batch", "virtual_stages", "sequence_parallel",
+                   "schedule", "recompute", "attention", "iterations", "precision"});
+  yaml::require(l, "model", rd.file, key);
+  TrainingRequest req;
+  req.model = rd.scalar(l["model"], key + ".model");
+  TrainingRequest::Llm& o = req.llm;
+  const auto opt_int = [&](const char* k, std::optional<int>& into, long long lo, long long hi) {
+    if (l[k]) into = static_cast<int>(rd.integer(l[k], key + "." + k, lo, hi));
+  };
+  const int big = 1 << 20;
+  opt_int("tp", o.tp, 1, big);
+  opt_int("pp", o.pp, 1, big);
+  opt_int("dp", o.dp, 1, big);
+  opt_int("cp", o.cp, 1, big);
+  opt_int("ep", o.ep, 1, big);
+  opt_int("zero", o.zero, 0, 3);
+  opt_int("micro_batch", o.micro_batch, 1, 1 << 16);
+  opt_int("global_batch", o.global_batch, 1, 1 << 30);
+  opt_int("virtual_stages", o.virtual_stages, 1, 1024);
+  if (l["sequence_parallel"]) {
+    const std::string v = rd.scalar(l["sequence_parallel"], key + ".sequence_parallel");
+    if (v != "true" && v != "false") rd.fail(l["sequence_parallel"], key + ".sequence_parallel", "expected true or false, got '" + v + "'");
+    o.sequence_parallel = v == "true";
+  }
+  if (l["schedule"]) o.schedule = rd.scalar(l["schedule"], key + ".schedule");
+  if (l["recompute"]) o.recompute = rd.scalar(l["recompute"], key + ".recompute");
+  if (l["attention"]) o.attention = rd.scalar(l["attention"], key + ".attention");
+  LlmOptions lo;
+  lo.iterations = l["iterations"] ? static_cast<int>(rd.integer(l["iterations"], key + ".iterations", 1, 100)) : 2;
+  if (l["precision"]) {
+    const std::string p = rd.scalar(l["precision"], key + ".precision");
+    const auto bytes = parse_precision(p);
+    if (!bytes) rd.fail(l["precision"], key + ".precision", "unknown precision '" + p + "'");
+    lo.bytes_per_element = *bytes;
+  }
+  lo.pricer = make_kernel_pricer(platform.npu);
+  PlatformConfig own = platform;
+  set_nodes(own, static_cast<long long>(job.nodes.size()), key);
+  job.topology = std::make_shared<const Topology>(own.dims);
+  try {
+    // A built-in LLM, or a model file relative to the cluster file.
+    std::optional<TransformerShape> shape;
+    if (const TransformerShape* s = find_transformer_shape(req.model)) {
+      shape = *s;
+    } else if (req.model.ends_with(".yaml") || req.model.ends_with(".yml")) {
+      const std::filesystem::path m(req.model);
+      shape = read_transformer_file(m.is_absolute() ? req.model : (std::filesystem::path(rd.folder) / m).string());
+    } else {
+      rd.fail(l["model"], key + ".model", "'" + req.model + "' is not a transformer model (a built-in LLM or a model file)");
+    }
+    auto llm = std::make_shared<const LlmJob>(*shape, llm_plan(o, *shape, *job.topology), *job.topology, lo);
+    job.what = fmt::format("{} ({})", shape->name, llm->plan_text());
+    job.iterations = lo.iterations;
+    job.llm = std::move(llm);
+  } catch (const UnknownKeyError&) {
+    throw;
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    if (what.rfind(rd.file, 0) == 0) throw;
+    rd.fail(l, key, what);
+  }
+}
+
+}  // namespace
+
+ClusterSpec read_cluster(const std::string& path, const std::string& text) {
+  Reader rd{path, std::filesystem::path(path).parent_path().string()};
+  const YAML::Node root = yaml::parse(text, path);
+  yaml::check_map(root, path, "", {"platform", "nodes", "fabric", "seed", "jobs"});
+  for (const char* k : {"platform", "nodes", "jobs"}) yaml::require(root, k, path, "");
+  ClusterSpec spec;
+  spec.source = path;
+  // The platform: a preset's name, or a file relative to the cluster file.
+  const std::string name = rd.scalar(root["platform"], "platform");
+  PlatformRequest pr;
+  pr.file = name;
+  if (preset_registry().find(name) == nullptr && !std::filesystem::path(name).is_absolute()) {
+    pr.file = (std::filesystem::path(rd.folder) / name).string();
+  }
+  try {
+    spec.platform = load_platform(pr);
+  } catch (const InputError& e) {
+    rd.fail(root["platform"], "platform", e.what());
+  }
+  if (spec.platform.nodes_dim < 0) rd.fail(root["platform"], "platform", spec.platform.source + " has no node dimension (nodes: true)");
+  if (spec.platform.nodes_dim + 1 != static_cast<int>(spec.platform.dims.size())) {
+    rd.fail(root["platform"], "platform", "the node dimension must be the platform's last");
+  }
+  spec.nodes = rd.integer(root["nodes"], "nodes", 1, 1 << 20);
+  if (root["fabric"]) apply_fabric(rd, root["fabric"], spec.platform);
+  try {
+    set_nodes(spec.platform, spec.nodes, "nodes");
+    (void)Topology(spec.platform.dims);
+  } catch (const std::exception& e) {
+    rd.fail(root["nodes"], "nodes", e.what());
+  }
+  spec.gpus_per_node = 1;
+  for (int d = 0; d < spec.platform.nodes_dim; ++d) spec.gpus_per_node *= spec.platform.dims[static_cast<std::size_t>(d)].npus;
+  const std::uint64_t seed = root["seed"] ? static_cast<std::uint64_t>(rd.integer(root["seed"], "seed", 0, 1LL << 62)) : 1;
+  const YAML::Node jobs = root["jobs"];
+  if (!jobs.IsSequence() || jobs.size() == 0) rd.fail(jobs, "jobs", "expected a list of jobs");
+  if (static_cast<long long>(jobs.size()) > kMaxJobs) rd.fail(jobs, "jobs", fmt::format("at most {} jobs, got {}", kMaxJobs, jobs.size()));
+  // Explicit placements first, then the others in file order on the nodes left.
+  std::vector<bool> used(static_cast<std::size_t>(spec.nodes), false);
+  std::vector<std::string> holder(static_cast<std::size_t>(spec.nodes));
+  spec.jobs.resize(jobs.size());
+  const auto listed_placement = [](const YAML::Node& j) {
+    if (!j.IsMap() || !j["placement"]) return false;
+    const YAML::Node p = j["placement"];
+    if (p.IsSequence()) return true;
+    return p.IsScalar() && !p.Scalar().empty() && std::isdigit(static_cast<unsigned char>(p.Scalar()[0])) != 0;
+  };
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (listed_placement(jobs[i])) order.push_back(i);
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!listed_placement(jobs[i])) order.push_back(i);
+  }
+  std::set<std::string> names;
+  for (std::size_t i : order) {
+    const std::string key = fmt::format("jobs[{}]", i);
+    const YAML::Node j = jobs[i];
+    yaml::check_map(j, path, key, {"name", "nodes", "placement", "start_ms", "iterations", "collective", "llm"});
+    ClusterJobSpec& job = spec.jobs[i];
+    job.name = j["name"] ? rd.scalar(j["name"], key + ".name") : fmt::format("job{}", i);
+    if (!names.insert(job.name).second) rd.fail(j["name"], key + ".name", "'" + job.name + "' names another job too");
+    const bool listed = listed_placement(j);
+    const std::string how = j["placement"] && !listed ? rd.scalar(j["placement"], key + ".placement") : "";
+    if (listed) {
+      job.nodes = node_list(rd, j["placement"], key + ".placement", spec.nodes);
+      if (j["nodes"] && rd.integer(j["nodes"], key + ".nodes", 1, spec.nodes) != static_cast<long long>(job.nodes.size())) {
+        rd.fail(j["nodes"], key + ".nodes", fmt::format("says {} but the placement lists {}", j["nodes"].Scalar(), job.nodes.size()));
+      }
+      for (long long n : job.nodes) {
+        if (used[static_cast<std::size_t>(n)]) {
+          rd.fail(j["placement"], key + ".placement", fmt::format("node {} is job {}'s too", n, holder[static_cast<std::size_t>(n)]));
+        }
+      }
+      job.placement = "listed";
+    } else {
+      yaml::require(j, "nodes", path, key);
+      const long long want = rd.integer(j["nodes"], key + ".nodes", 1, spec.nodes);
+      const std::string kind = how.empty() ? "packed" : how;
+      if (kind != "packed" && kind != "spread" && kind != "random") {
+        rd.fail(j["placement"], key + ".placement", "must be packed, spread, random or a list of nodes (e.g. 0-3,8), got '" + kind + "'" +
+                                                        suggestion(kind, std::vector<std::string>{"packed", "spread", "random"}));
+      }
+      const long long free = std::count(used.begin(), used.end(), false);
+      if (want > free) {
+        rd.fail(j["nodes"], key + ".nodes", fmt::format("{} nodes asked, {} of the cluster's {} free", want, free, spec.nodes));
+      }
+      job.nodes = choose(kind, want, used, leaf_nodes(spec.platform), seed ^ mix(i));
+      job.placement = kind == "random" ? fmt::format("random (seed {})", seed) : kind;
+    }
+    for (long long n : job.nodes) {
+      used[static_cast<std::size_t>(n)] = true;
+      holder[static_cast<std::size_t>(n)] = job.name;
+    }
+    job.placement += ": nodes " + nodes_text(job.nodes);
+    if (j["start_ms"]) job.start_ps = ns_to_ps(1e6 * rd.number(j["start_ms"], key + ".start_ms", 0.0, 1e9));
+    const bool coll = static_cast<bool>(j["collective"]), llm = static_cast<bool>(j["llm"]);
+    if (coll == llm) rd.fail(j, key, "give a job one workload: collective or llm");
+    if (coll) {
+      const std::string ck = key + ".collective";
+      const YAML::Node c = j["collective"];
+      yaml::check_map(c, path, ck, {"op", "bytes", "compute_ms"});
+      yaml::require(c, "bytes", path, ck);
+      ClusterJobSpec::Loop loop;
+      try {
+        if (c["op"]) loop.op = parse_op(ck + ".op", rd.scalar(c["op"], ck + ".op"));
+        loop.bytes = static_cast<double>(parse_size(ck + ".bytes", rd.scalar(c["bytes"], ck + ".bytes")));
+      } catch (const InputError& e) {
+        rd.fail(c, ck, e.what());
+      }
+      if (c["compute_ms"]) loop.compute_ps = ns_to_ps(1e6 * rd.number(c["compute_ms"], ck + ".compute_ms", 0.0, 1e9));
+      job.iterations = j["iterations"] ? static_cast<int>(rd.integer(j["iterations"], key + ".iterations", 1, kMaxIterations)) : 10;
+      job.what = fmt::format("{} of {} over {} GPUs{}", to_string(loop.op), format_bytes(static_cast<std::uint64_t>(loop.bytes)),
+                             static_cast<long long>(job.nodes.size()) * spec.gpus_per_node,
+                             loop.compute_ps > 0 ? fmt::format(" after {:g} ms of compute", ps_to_us(loop.compute_ps) / 1e3) : "");
+      job.loop = loop;
+    } else {
+      if (j["iterations"]) rd.fail(j["iterations"], key + ".iterations", "an llm job gives its iterations in llm.iterations");
+      read_llm(rd, j["llm"], key + ".llm", spec.platform, job);
+    }
+  }
+  return spec;
+}
+
+ClusterRun simulate_cluster(const ClusterRequest& request) {
+  std::ifstream in(request.file, std::ios::binary);
+  if (!in) throw InputError(request.file + ": cannot read the cluster file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  ClusterRun run;
+  run.spec = read_cluster(request.file, text.str());
+  ClusterRunOptions o;
+  o.alone = request.alone;
+  o.progress = Progress(request.progress);
+  run.report = run_cluster(run.spec, o);
+  return run;
+}
+
+}  // namespace acesim::api

@@ -1,0 +1,243 @@
+// Several jobs on one platform (cluster_run.h).
+#include "driver/cluster_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "config/input_error.h"
+#include "platform/platform_instance.h"
+#include "workload/graph/graph_executor.h"
+#include "workload/llm/llm_graph.h"
+
+namespace acesim {
+namespace {
+
+// One job's graphs on the cluster's ranks.
+struct PlacedJob {
+  std::vector<Rank> ranks;  // the cluster ranks it holds, ascending (job rank i is ranks[i])
+  // Loop jobs: one graph for all ranks; LLM jobs: one per rank.
+  std::vector<std::unique_ptr<WorkGraph>> graphs;
+  std::vector<std::vector<std::uint32_t>> ends;  // per graph: its iteration ends' nodes
+  std::vector<std::vector<int>> iteration_of;    // per graph, per node: the iteration it ends, else -1
+  int iterations = 0;
+  const WorkGraph& graph_of(std::size_t i) const { return *graphs[graphs.size() == 1 ? 0 : i]; }
+  std::size_t index_of(std::size_t i) const { return graphs.size() == 1 ? 0 : i; }
+};
+
+std::vector<Rank> cluster_ranks(const ClusterSpec& spec, const ClusterJobSpec& job) {
+  std::vector<Rank> ranks;
+  for (long long n : job.nodes) {
+    for (long long l = 0; l < spec.gpus_per_node; ++l) ranks.push_back(static_cast<Rank>(n * spec.gpus_per_node + l));
+  }
+  return ranks;
+}
+
+void index_ends(PlacedJob& p) {
+  for (std::size_t g = 0; g < p.graphs.size(); ++g) {
+    std::vector<int> of(p.graphs[g]->size(), -1);
+    for (std::size_t k = 0; k < p.ends[g].size(); ++k) of[p.ends[g][k]] = static_cast<int>(k);
+    p.iteration_of.push_back(std::move(of));
+  }
+}
+
+PlacedJob place(const ClusterSpec& spec, const ClusterJobSpec& job) {
+  PlacedJob p;
+  p.ranks = cluster_ranks(spec, job);
+  if (job.loop) {
+    const ClusterJobSpec::Loop& l = *job.loop;
+    auto g = std::make_unique<WorkGraph>();
+    std::vector<std::uint32_t> ends;
+    std::vector<std::uint32_t> prev;
+    Kernel compute;
+    compute.time_ps = l.compute_ps;
+    const std::uint32_t kc = g->add_kernel(compute);
+    CollectiveSpec c;
+    c.op = l.op;
+    c.bytes = l.bytes;
+    c.name = job.name;
+    c.members = p.ranks;
+    const std::uint32_t coll = g->add_collective(c);
+    for (int it = 0; it < job.iterations; ++it) {
+      if (l.compute_ps > 0) prev = {g->add_node(WorkNodeKind::kCompute, kc, prev)};
+      const std::uint32_t n = g->add_node(WorkNodeKind::kCollective, coll, prev);
+      const std::uint32_t end = g->add_node(WorkNodeKind::kNop, 0, std::vector<std::uint32_t>{n});
+      ends.push_back(end);
+      prev = {end};
+    }
+    g->source = job.name;
+    g->finish();
+    p.graphs.push_back(std::move(g));
+    p.ends.push_back(std::move(ends));
+    p.iterations = job.iterations;
+  } else {
+    const auto to = [&](Rank r) { return p.ranks[static_cast<std::size_t>(r)]; };
+    for (std::size_t i = 0; i < p.ranks.size(); ++i) {
+      LlmRankGraph g = job.llm->build(static_cast<Rank>(i), true);
+      g.graph.relabel_ranks(to);
+      g.graph.source = job.name;
+      p.ends.push_back(g.iteration_end);
+      p.graphs.push_back(std::make_unique<WorkGraph>(std::move(g.graph)));
+    }
+    p.iterations = job.llm->iterations();
+  }
+  index_ends(p);
+  return p;
+}
+
+// Every job's iteration ends: the last of its ranks' ends of each iteration.
+class ClusterRecorder final : public GraphObserver {
+ public:
+  ClusterRecorder(const std::vector<const PlacedJob*>& jobs, Rank npus) : jobs_(jobs), job_of_(static_cast<std::size_t>(npus), -1) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      for (std::size_t i = 0; i < jobs[j]->ranks.size(); ++i) {
+        job_of_[static_cast<std::size_t>(jobs[j]->ranks[i])] = static_cast<int>(j);
+        index_[jobs[j]->ranks[i]] = i;
+      }
+      ends_.emplace_back(static_cast<std::size_t>(jobs[j]->iterations), 0);
+      finish_.push_back(0);
+    }
+  }
+  void node_done(Rank r, std::uint32_t node, TimePs, TimePs end) override {
+    const int j = job_of_[static_cast<std::size_t>(r)];
+    if (j < 0) return;
+    const PlacedJob& p = *jobs_[static_cast<std::size_t>(j)];
+    const int k = p.iteration_of[p.index_of(index_.at(r))][node];
+    finish_[static_cast<std::size_t>(j)] = std::max(finish_[static_cast<std::size_t>(j)], end);
+    if (k >= 0) ends_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)] = std::max(ends_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)], end);
+  }
+  const std::vector<TimePs>& ends(std::size_t j) const { return ends_[j]; }
+  TimePs finish(std::size_t j) const { return finish_[j]; }
+  const std::vector<int>& job_of() const { return job_of_; }
+
+ private:
+  const std::vector<const PlacedJob*>& jobs_;
+  std::vector<int> job_of_;
+  std::unordered_map<Rank, std::size_t> index_;
+  std::vector<std::vector<TimePs>> ends_;
+  std::vector<TimePs> finish_;
+};
+
+// Mean iteration after the first (all of them when there is one), from the job's start.
+TimePs mean_iteration(const std::vector<TimePs>& ends, TimePs start) {
+  if (ends.empty()) return 0;
+  if (ends.size() == 1) return ends[0] - start;
+  return (ends.back() - ends.front()) / static_cast<TimePs>(ends.size() - 1);
+}
+
+struct Outcome {
+  std::vector<std::vector<TimePs>> ends;
+  std::vector<TimePs> finish;
+  std::vector<std::vector<double>> link_bytes;  // [job][link]
+  TimePs total_ps = 0;
+  std::uint64_t events = 0;
+};
+
+// The listed jobs together in one simulation.
+Outcome simulate(const ClusterSpec& spec, const std::vector<const PlacedJob*>& jobs, const std::vector<TimePs>& starts,
+                 const Progress& progress, bool count_links) {
+  PlatformInstance pi(spec.platform, false);
+  const Rank npus = pi.topology.num_npus();
+  ClusterRecorder rec(jobs, npus);
+  if (count_links) pi.network->set_tenants(rec.job_of(), static_cast<int>(jobs.size()), pi.topology.num_links());
+  static const WorkGraph kEmpty = [] {
+    WorkGraph g;
+    g.finish();
+    return g;
+  }();
+  std::vector<const WorkGraph*> graphs(static_cast<std::size_t>(npus), &kEmpty);
+  GraphRunOptions ro;
+  ro.observer = &rec;
+  ro.rank_start_ps.assign(static_cast<std::size_t>(npus), 0);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    for (std::size_t i = 0; i < jobs[j]->ranks.size(); ++i) {
+      const auto r = static_cast<std::size_t>(jobs[j]->ranks[i]);
+      graphs[r] = &jobs[j]->graph_of(i);
+      ro.rank_start_ps[r] = starts[j];
+    }
+  }
+  GraphExecutor ex(pi.sim, pi.topology, *pi.network, pi.collectives, pi.endpoints, graphs, ro);
+  run_graphs(pi.sim, ex, progress);
+  Outcome o;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    o.ends.push_back(rec.ends(j));
+    o.finish.push_back(rec.finish(j));
+  }
+  if (count_links) o.link_bytes = pi.network->link_bytes_by_tenant();
+  o.total_ps = ex.finish_ps();
+  o.events = pi.sim.stats().events + pi.sim.stats().completions;
+  return o;
+}
+
+}  // namespace
+
+ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& options) {
+  const auto began = std::chrono::steady_clock::now();
+  const Topology topo(spec.platform.dims);
+  std::vector<PlacedJob> placed;
+  placed.reserve(spec.jobs.size());
+  for (const ClusterJobSpec& j : spec.jobs) placed.push_back(place(spec, j));
+  std::vector<const PlacedJob*> all;
+  std::vector<TimePs> starts;
+  for (std::size_t j = 0; j < placed.size(); ++j) {
+    all.push_back(&placed[j]);
+    starts.push_back(spec.jobs[j].start_ps);
+  }
+  const std::size_t runs = 1 + (options.alone && spec.jobs.size() > 1 ? spec.jobs.size() : 0);
+  const Outcome shared = simulate(spec, all, starts, options.progress.part(0, runs, "all jobs"), true);
+  ClusterReport rep;
+  rep.source = spec.source;
+  rep.platform = spec.platform.source;
+  rep.nodes = spec.nodes;
+  rep.gpus = topo.num_npus();
+  rep.total_ps = shared.total_ps;
+  rep.events = shared.events;
+  for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
+    const ClusterJobSpec& s = spec.jobs[j];
+    ClusterJobReport r;
+    r.name = s.name;
+    r.what = s.what;
+    r.placement = s.placement;
+    r.nodes = s.nodes;
+    r.gpus = static_cast<long long>(placed[j].ranks.size());
+    r.start_ps = s.start_ps;
+    r.iteration_end_ps = shared.ends[j];
+    r.iteration_ps = mean_iteration(shared.ends[j], s.start_ps);
+    r.finish_ps = shared.finish[j];
+    for (double b : shared.link_bytes[j]) r.network_bytes += b;
+    if (runs > 1) {
+      const Outcome alone = simulate(spec, {&placed[j]}, {0}, options.progress.part(1 + j, runs, s.name + " alone"), false);
+      r.alone_iteration_ps = mean_iteration(alone.ends[0], 0);
+    } else if (spec.jobs.size() == 1) {
+      r.alone_iteration_ps = r.iteration_ps;  // it is alone
+    }
+    r.slowdown = r.alone_iteration_ps > 0 ? static_cast<double>(r.iteration_ps) / static_cast<double>(r.alone_iteration_ps) : 0.0;
+    rep.jobs.push_back(std::move(r));
+  }
+  // Links that carried bytes, busiest first (ties: by id).
+  const double seconds = ps_to_seconds(rep.total_ps);
+  for (LinkId l = 0; l < topo.num_links(); ++l) {
+    ClusterLinkReport lr;
+    double total = 0.0;
+    for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
+      const double b = shared.link_bytes[j][static_cast<std::size_t>(l)];
+      lr.bytes_by_job.push_back(b);
+      total += b;
+    }
+    if (total <= 0.0) continue;
+    const Link link = topo.link(l);
+    lr.name = topo.link_name(l);
+    lr.dim = link.dim;
+    lr.bandwidth_GBps = link.bandwidth_Bps / 1e9;
+    lr.utilization = seconds > 0.0 ? total / (link.bandwidth_Bps * seconds) : 0.0;
+    rep.links.push_back(std::move(lr));
+  }
+  std::stable_sort(rep.links.begin(), rep.links.end(),
+                   [](const ClusterLinkReport& a, const ClusterLinkReport& b) { return a.utilization > b.utilization; });
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return rep;
+}
+
+}  // namespace acesim

@@ -1,0 +1,100 @@
+// Several jobs on one platform (docs/cluster.md): `acesim cluster FILE.yaml`.
+// Every job's ranks are placed on whole nodes of the platform, and all jobs
+// run in one simulation, so their transfers share links, switches and NICs
+// max-min fairly in the fluid model. Each job also runs alone on the same
+// nodes; its slowdown is its iteration time beside the others over that.
+//
+// A job is a loop of collectives (a fixed compute time, then a collective
+// over all the job's GPUs, per iteration) or an LLM training job
+// (workload/llm/), built on a topology of its own nodes and placed with
+// its ranks mapped onto the cluster's (WorkGraph::relabel_ranks). Every rank
+// of every job is simulated.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collective/types.h"
+#include "config/platform.h"
+#include "engine/progress.h"
+#include "engine/time.h"
+#include "topology/topology.h"
+#include "workload/llm/staged_job.h"
+
+namespace acesim {
+
+struct ClusterJobSpec {
+  std::string name;
+  std::string what;             // the workload in words
+  std::string placement;        // how its nodes were chosen, in words
+  std::vector<long long> nodes;  // the cluster's nodes it holds, ascending
+  TimePs start_ps = 0;
+  int iterations = 10;
+  // A loop of collectives: per iteration, compute_ps of compute, then `op`
+  // of `bytes` over all the job's GPUs.
+  struct Loop {
+    CollectiveOp op = CollectiveOp::kAllReduce;
+    double bytes = 0.0;
+    TimePs compute_ps = 0;
+  };
+  std::optional<Loop> loop;
+  // Or an LLM training job on `topology` (the job's nodes alone); it keeps
+  // a reference to it. Its iterations are its own.
+  std::shared_ptr<const Topology> topology;
+  std::shared_ptr<const StagedJob> llm;
+};
+
+struct ClusterSpec {
+  std::string source;  // the cluster file
+  PlatformConfig platform;
+  long long nodes = 1;
+  long long gpus_per_node = 1;
+  std::vector<ClusterJobSpec> jobs;
+};
+
+struct ClusterRunOptions {
+  bool alone = true;  // also run each job alone (its slowdown)
+  Progress progress;
+};
+
+struct ClusterJobReport {
+  std::string name, what, placement;
+  std::vector<long long> nodes;
+  long long gpus = 0;
+  TimePs start_ps = 0;
+  std::vector<TimePs> iteration_end_ps;  // beside the others
+  // Mean iteration (after the first, when there are several), beside the
+  // others and alone on the same nodes; slowdown = the first over the second.
+  TimePs iteration_ps = 0;
+  TimePs alone_iteration_ps = 0;  // 0: not run (--no-alone)
+  double slowdown = 0.0;          // 0: not known
+  TimePs finish_ps = 0;
+  double network_bytes = 0.0;  // its bytes on every link
+};
+
+struct ClusterLinkReport {
+  std::string name;  // "dim1:npu3->switch"
+  int dim = 0;
+  double bandwidth_GBps = 0.0;
+  std::vector<double> bytes_by_job;
+  double utilization = 0.0;  // all jobs' bytes over what it could carry in the run
+};
+
+struct ClusterReport {
+  std::string source;
+  std::string platform;
+  long long nodes = 0, gpus = 0;
+  std::vector<ClusterJobReport> jobs;
+  std::vector<ClusterLinkReport> links;  // links that carried bytes, busiest first
+  TimePs total_ps = 0;
+  std::uint64_t events = 0;
+  double wall_s = 0.0;  // simulation wall time (not deterministic; reports leave it out of comparisons)
+};
+
+// Throws InputError for jobs the platform cannot run and SimulationStuck
+// when a run cannot finish.
+ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& options = {});
+
+}  // namespace acesim

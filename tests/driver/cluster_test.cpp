@@ -1,0 +1,168 @@
+// Several jobs on one platform (driver/cluster_run.h, api::simulate_cluster):
+// closed forms where two jobs share one bottleneck link, placements, a time
+// shift between jobs, LLM jobs placed on nodes, and bad cluster files.
+#include <gtest/gtest.h>
+
+#include "api/api.h"
+#include "config/input_error.h"
+#include "scratch_dir.h"
+#include "test_paths.h"
+
+namespace acesim {
+namespace {
+
+class Cluster : public test::ScratchDirTest {
+ protected:
+  api::ClusterRun run(const std::string& yaml) {
+    api::ClusterRequest r;
+    r.file = write("cluster.yaml", yaml);
+    return api::simulate_cluster(r);
+  }
+  std::string error(const std::string& yaml) {
+    try {
+      run(yaml);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted:\n" << yaml;
+    return "";
+  }
+  std::string platform() const { return test::data_dir() + "/platforms/fat_tree_nodes.yaml"; }
+};
+
+constexpr TimePs kMs = 1'000'000'000;
+
+// tests/data/platforms/fat_tree_nodes.yaml: one NPU per node, 2 nodes per
+// leaf, each leaf one 50 GB/s uplink. A job on a node of each leaf
+// all-reduces 1 GB over 2 GPUs: each sends 1e9 B (2 (n-1)/n S) across the
+// uplinks, 20 ms alone at 50 GB/s. Two such jobs at once get half each: 40 ms.
+TEST_F(Cluster, TwoJobsOnOneBottleneckGetHalfEach) {
+  api::ClusterRequest r;
+  r.file = test::data_dir() + "/clusters/shared-uplink.yaml";
+  const ClusterReport rep = api::simulate_cluster(r).report;
+  ASSERT_EQ(rep.jobs.size(), 2u);
+  for (const ClusterJobReport& j : rep.jobs) {
+    EXPECT_EQ(j.alone_iteration_ps, 20 * kMs);
+    EXPECT_EQ(j.iteration_ps, 40 * kMs);
+    EXPECT_DOUBLE_EQ(j.slowdown, 2.0);
+    EXPECT_EQ(j.iteration_end_ps, (std::vector<TimePs>{40 * kMs, 80 * kMs, 120 * kMs}));
+  }
+  EXPECT_EQ(rep.jobs[0].nodes, (std::vector<long long>{0, 2}));
+  EXPECT_EQ(rep.jobs[1].nodes, (std::vector<long long>{1, 3}));
+  // The uplinks carry both jobs' 3 GB and are busy all 120 ms; an NPU's
+  // link only its own job's, half the time.
+  ASSERT_FALSE(rep.links.empty());
+  EXPECT_EQ(rep.links[0].name, "dim0:leaf0->spine0");
+  EXPECT_NEAR(rep.links[0].bytes_by_job[0], 3e9, 1.0);
+  EXPECT_NEAR(rep.links[0].bytes_by_job[1], 3e9, 1.0);
+  EXPECT_NEAR(rep.links[0].utilization, 1.0, 1e-9);
+  // Per iteration each NPU sends 1 GB over 4 links (up to its leaf, the
+  // uplink, the other leaf's downlink, down to the peer): 8 GB a job.
+  EXPECT_NEAR(rep.jobs[0].network_bytes, 3 * 8e9, 10.0);
+}
+
+// The same jobs placed on one leaf each (packed) never share a link.
+TEST_F(Cluster, PackedJobsShareNothing) {
+  const ClusterReport rep = run("platform: " + platform() + R"(
+nodes: 4
+jobs:
+  - {name: a, nodes: 2, placement: packed, iterations: 3, collective: {bytes: 1GB}}
+  - {name: b, nodes: 2, iterations: 3, collective: {bytes: 1GB}}
+)").report;
+  EXPECT_EQ(rep.jobs[0].nodes, (std::vector<long long>{0, 1}));
+  EXPECT_EQ(rep.jobs[1].nodes, (std::vector<long long>{2, 3}));
+  for (const ClusterJobReport& j : rep.jobs) {
+    EXPECT_EQ(j.iteration_ps, 20 * kMs);
+    EXPECT_DOUBLE_EQ(j.slowdown, 1.0);
+  }
+  // spread: one node per leaf, so both cross the uplinks again.
+  const ClusterReport spread = run("platform: " + platform() + R"(
+nodes: 4
+jobs:
+  - {name: a, nodes: 2, placement: spread, iterations: 3, collective: {bytes: 1GB}}
+  - {name: b, nodes: 2, placement: spread, iterations: 3, collective: {bytes: 1GB}}
+)").report;
+  EXPECT_EQ(spread.jobs[0].nodes, (std::vector<long long>{0, 2}));
+  EXPECT_EQ(spread.jobs[1].nodes, (std::vector<long long>{1, 3}));
+  EXPECT_DOUBLE_EQ(spread.jobs[0].slowdown, 2.0);
+}
+
+// A time shift between two jobs that compute 20 ms and then all-reduce for
+// 20 ms: started together they share the uplink (the all-reduce takes 40 ms,
+// an iteration 60); b started 20 ms later all-reduces while a computes, and
+// neither slows (the effect CASSINI exploits).
+TEST_F(Cluster, ATimeShiftInterleavesTheirCommunication) {
+  const std::string jobs = "platform: " + platform() + R"(
+nodes: 4
+jobs:
+  - {name: a, placement: "0,2", iterations: 4, collective: {bytes: 1GB, compute_ms: 20}}
+  - {name: b, placement: "1,3", iterations: 4, start_ms: START, collective: {bytes: 1GB, compute_ms: 20}}
+)";
+  const auto with = [&](const char* start) {
+    std::string y = jobs;
+    y.replace(y.find("START"), 5, start);
+    return run(y).report;
+  };
+  const ClusterReport together = with("0");
+  EXPECT_EQ(together.jobs[0].alone_iteration_ps, 40 * kMs);
+  EXPECT_EQ(together.jobs[0].iteration_ps, 60 * kMs);
+  EXPECT_DOUBLE_EQ(together.jobs[1].slowdown, 1.5);
+  const ClusterReport shifted = with("20");
+  EXPECT_EQ(shifted.jobs[0].iteration_ps, 40 * kMs);
+  EXPECT_EQ(shifted.jobs[1].iteration_ps, 40 * kMs);
+  EXPECT_EQ(shifted.jobs[1].start_ps, 20 * kMs);
+  EXPECT_EQ(shifted.jobs[1].iteration_end_ps.front(), 60 * kMs);
+  EXPECT_DOUBLE_EQ(shifted.jobs[0].slowdown, 1.0);
+}
+
+// An LLM job placed on nodes runs its own plan: alone on a rail-optimized
+// preset it takes what `acesim run --full` gives on the same number of nodes.
+TEST_F(Cluster, AnLlmJobAloneIsItsOwnRun) {
+  const ClusterReport rep = run(R"(
+platform: hgx-h100
+nodes: 4
+jobs:
+  - {name: llama, nodes: 2, placement: random, llm: {model: llama3-8b, tp: 8, iterations: 2}}
+  - {name: loop, nodes: 2, iterations: 5, collective: {op: all-gather, bytes: 64MiB}}
+)").report;
+  EXPECT_EQ(rep.jobs[0].gpus, 16);
+  EXPECT_NE(rep.jobs[0].placement.find("random (seed 1)"), std::string::npos);
+  api::TrainingRequest t;
+  t.platform.file = "hgx-h100";
+  t.platform.nodes = 2;
+  t.platform.full = true;
+  t.model = "llama3-8b";
+  t.llm.tp = 8;
+  const api::TrainingRun alone = api::simulate_training(t);
+  EXPECT_EQ(rep.jobs[0].alone_iteration_ps, alone.llm[0].iteration_ps);
+  EXPECT_EQ(rep.jobs[1].iteration_end_ps.size(), 5u);
+}
+
+TEST_F(Cluster, BadFilesNameLineAndKey) {
+  const std::string head = "platform: " + platform() + "\nnodes: 4\njobs:\n";
+  const std::string f = (dir_ / "cluster.yaml").string();
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 3, collective: {bytes: 1GB}}\n  - {name: b, nodes: 2, collective: {bytes: 1GB}}\n"),
+            f + ":5: jobs[1].nodes: 2 nodes asked, 1 of the cluster's 4 free");
+  EXPECT_EQ(error(head + "  - {name: a, placement: 0-2, collective: {bytes: 1GB}}\n  - {name: b, placement: [2, 3], collective: {bytes: 1GB}}\n"),
+            f + ":5: jobs[1].placement: node 2 is job a's too");
+  EXPECT_EQ(error(head + "  - {name: a, placement: 0-4, collective: {bytes: 1GB}}\n"),
+            f + ":4: jobs[0].placement: '0-4' is not a range of the cluster's nodes 0..3");
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 2, placement: spraed, collective: {bytes: 1GB}}\n"),
+            f + ":4: jobs[0].placement: must be packed, spread, random or a list of nodes (e.g. 0-3,8), got 'spraed' (did you mean 'spread'?)");
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 2, llm: {model: llama9, tp: 1}}\n"),
+            f + ":4: jobs[0].llm.model: 'llama9' is not a transformer model (a built-in LLM or a model file)");
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 2}\n"), f + ":4: jobs[0]: give a job one workload: collective or llm");
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 2, collective: {bytes: 1GB}, iteration: 3}\n"),
+            f + ":4: jobs[0].iteration: unknown key (did you mean 'iterations'?)");
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 1, collective: {bytes: 1GB}}\n  - {name: a, nodes: 1, collective: {bytes: 1GB}}\n"),
+            f + ":5: jobs[1].name: 'a' names another job too");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\nfabric: {kind: torus}\njobs:\n  - {nodes: 1, collective: {bytes: 1GB}}\n"),
+            f + ":3: fabric.kind: must be fat-tree or rail, got 'torus'");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\nfabric: {kind: fat-tree, oversubscription: 0}\njobs:\n  - {nodes: 1, collective: {bytes: 1GB}}\n"),
+            f + ":3: fabric.oversubscription: must be in 1..1024, got 0");
+  EXPECT_EQ(error("platform: nope.yaml\nnodes: 4\njobs:\n  - {nodes: 1, collective: {bytes: 1GB}}\n").rfind(f + ":1: platform: ", 0), 0u);
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 2, collective: {bytes: -1GB}}\n").rfind(f + ":4: jobs[0].collective: ", 0), 0u);
+}
+
+}  // namespace
+}  // namespace acesim
