@@ -117,7 +117,7 @@ PYBIND11_MODULE(_acesim, m) {
   m.attr("__version__") = ACESIM_VERSION;
   m.attr("MAX_DEPTH") = acesim::cli::kMaxJsonDepth;
   m.def("run_once", &run_once, py::arg("command"), py::arg("options_json"), py::arg("source"),
-        "Runs `command` (collective, run or characterize) with options given as a JSON map of names to values; returns "
+        "Runs `command` (collective, run, characterize or cluster) with options given as a JSON map of names to values; returns "
         "its --json report as JSON text. Raises ValueError (bad input, a stuck simulation) or RuntimeError (internal "
         "error) with the CLI's message; the exception's `status` is the CLI's exit status.");
   m.def("sweep", &sweep, py::arg("grid_text"), py::arg("grid_file"), py::arg("out"), py::arg("jobs"), py::arg("shard"),

@@ -4,7 +4,7 @@
     scripts/update-doc-tables.py STUDY [STUDY ...] [--build DIR]
 
 For each study (llm-runs, megatron, megatron-h100, nccl-tests, simai,
-astra-sim-2.0, kineto, llm-offload, offload) it runs `acesim reproduce STUDY` and replaces what
+astra-sim-2.0, kineto, llm-offload, offload, placement) it runs `acesim reproduce STUDY` and replaces what
 lies between the doc's `<!-- STUDY tables: begin ...-->` and
 `<!-- STUDY tables: end -->` markers with the tables the command prints, the
 text the tests compare (tests/test_paths.cpp, doc_tables). For llm-runs it
@@ -33,6 +33,7 @@ DOCS = {
     "kineto": "docs/validation.md",
     "llm-offload": "docs/llm-offload.md",
     "offload": "docs/reproduction.md",
+    "placement": "docs/cluster.md",
 }
 BOUNDS_TEST = ROOT / "tests/validation/llm_runs_test.cpp"
 

@@ -36,7 +36,7 @@ from . import _acesim
 
 __version__ = _acesim.__version__
 
-__all__ = ["collective", "run", "characterize", "sweep", "rows", "flatten_metrics", "__version__"]
+__all__ = ["collective", "run", "characterize", "cluster", "sweep", "rows", "flatten_metrics", "__version__"]
 
 
 _SCALARS = (type(None), bool, int, float, str)
@@ -163,6 +163,23 @@ def characterize(study, **options):
     options = dict(options)
     options["study"] = study
     return _run("characterize", options)
+
+
+def cluster(file, **options):
+    """Runs several jobs on one cluster, as ``acesim cluster FILE --json``.
+
+    ``file`` is the cluster file (docs/cluster.md); keyword arguments are
+    the command's options (``no_alone``). Returns the ``--json`` report as a
+    dict: each job's iteration times and slowdown in ``jobs``, the busiest
+    links in ``busiest_links``::
+
+        acesim.cluster("examples/clusters/two-jobs-fat-tree.yaml")["jobs"][0]["slowdown"]
+    """
+    if not isinstance(file, (str, os.PathLike)):
+        raise TypeError(f"acesim.cluster: file: a cluster file's path, not {_a(file)}")
+    options = dict(options)
+    options["file"] = os.fspath(file)
+    return _run("cluster", options)
 
 
 def sweep(grid, out=None, jobs=None, shard=None):

@@ -184,6 +184,7 @@ TrainingRun simulate_training(const TrainingRequest& request);
 struct ClusterRequest {
   std::string file;
   bool alone = true;  // also run each job alone on its nodes (its slowdown)
+  bool trace = false;  // keep each job's first rank's spans
   ProgressSink* progress = nullptr;
 };
 struct ClusterRun {

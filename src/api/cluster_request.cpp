@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -107,48 +106,6 @@ std::vector<long long> node_list(const Reader& rd, const YAML::Node& n, const st
   }
   if (out.empty()) rd.fail(n, key, "no nodes");
   return {out.begin(), out.end()};
-}
-
-// Nodes per leaf switch of the node dimension: its fat-tree's leaf_size, else all.
-long long leaf_nodes(const PlatformConfig& p) {
-  const DimensionSpec& d = p.dims[static_cast<std::size_t>(p.nodes_dim)];
-  return d.kind.name() == "fat-tree" ? static_cast<long long>(d.param("leaf_size", 32)) : d.npus;
-}
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// `count` of the free nodes, as `how` says.
-std::vector<long long> choose(const std::string& how, long long count, const std::vector<bool>& used, long long leaf,
-                              std::uint64_t seed) {
-  const auto nodes = static_cast<long long>(used.size());
-  std::vector<long long> order;
-  if (how == "packed") {
-    for (long long n = 0; n < nodes; ++n) order.push_back(n);
-  } else if (how == "spread") {
-    // Round robin over the leaves: every leaf's first node, then its second...
-    const long long leaves = (nodes + leaf - 1) / leaf;
-    for (long long i = 0; i < leaf; ++i) {
-      for (long long l = 0; l < leaves; ++l) {
-        if (l * leaf + i < nodes) order.push_back(l * leaf + i);
-      }
-    }
-  } else {  // random: a Fisher-Yates shuffle from the seed
-    for (long long n = 0; n < nodes; ++n) order.push_back(n);
-    std::mt19937_64 gen(mix(seed));
-    for (long long i = nodes - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(gen() % static_cast<std::uint64_t>(i + 1))]);
-  }
-  std::vector<long long> out;
-  for (long long n : order) {
-    if (static_cast<long long>(out.size()) == count) break;
-    if (!used[static_cast<std::size_t>(n)]) out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 std::string nodes_text(const std::vector<long long>& nodes) {
@@ -317,7 +274,7 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
       if (want > free) {
         rd.fail(j["nodes"], key + ".nodes", fmt::format("{} nodes asked, {} of the cluster's {} free", want, free, spec.nodes));
       }
-      job.nodes = choose(kind, want, used, leaf_nodes(spec.platform), seed ^ mix(i));
+      job.nodes = choose_nodes(kind, want, used, leaf_nodes(spec.platform), seed ^ cluster_mix(i));
       job.placement = kind == "random" ? fmt::format("random (seed {})", seed) : kind;
     }
     for (long long n : job.nodes) {
@@ -363,6 +320,7 @@ ClusterRun simulate_cluster(const ClusterRequest& request) {
   run.spec = read_cluster(request.file, text.str());
   ClusterRunOptions o;
   o.alone = request.alone;
+  o.trace = request.trace;
   o.progress = Progress(request.progress);
   run.report = run_cluster(run.spec, o);
   return run;

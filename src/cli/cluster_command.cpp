@@ -19,6 +19,7 @@ struct Options {
   bool json = false;
   bool no_alone = false;
   std::string csv;
+  std::string trace;
   ProgressOptions progress;
 };
 
@@ -26,11 +27,13 @@ api::ClusterRun simulate(Options& o) {
   api::ClusterRequest r;
   r.file = o.file;
   r.alone = !o.no_alone;
+  r.trace = !o.trace.empty();
   const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
   r.progress = display.get();
   api::ClusterRun run = api::simulate_cluster(r);
   if (display) display->finish();
   if (!o.csv.empty()) write_cluster_csv(run.report, o.csv);
+  if (!o.trace.empty()) write_output_file(o.trace, cluster_trace(run.report).dump() + '\n', "--trace");
   return run;
 }
 
@@ -53,6 +56,8 @@ CommandRunner add_cluster_command(CLI::App& app) {
   c->add_flag("--json", o->json, "print JSON instead of tables");
   c->add_flag("--no-alone", o->no_alone, "skip each job's run alone on its nodes (no slowdown)");
   c->add_option("--csv", o->csv, "write jobs.csv, iterations.csv and links.csv into this directory")->check(non_empty());
+  c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (ui.perfetto.dev): a process per job, its first rank's compute and communication, its iterations")
+      ->check(non_empty());
   add_progress_options(c, o->progress);
   return {[o] { return run(*o); }, [o] { return CommandReport{cluster_json(simulate(*o).report), {}}; }, nullptr,
           [o, fresh = *o] { *o = fresh; }};

@@ -57,7 +57,7 @@ const std::vector<CommandEntry>& command_table() {
       {"collective", add_collective_command, true},
       {"characterize", add_characterize_command, true},
       {"run", add_run_command, true},
-      {"cluster", add_cluster_command, false},
+      {"cluster", add_cluster_command, true},
       {"sweep", add_sweep_command, false},
       {"reproduce", add_reproduce_command, false},
       {"calibrate", add_calibrate_command, false},
@@ -167,7 +167,11 @@ CommandReport invoke(const Invocation& invocation) {
     args.insert(args.begin(), "--no-progress");
     args.insert(args.begin(), "--json");
     c.app->parse(args);
-    c.runner.platform->text = invocation.platform;
+    if (c.runner.platform != nullptr) {
+      c.runner.platform->text = invocation.platform;
+    } else if (invocation.platform) {
+      throw InputError(invocation.args[0] + " takes no platform of its own (its file names one)");
+    }
     return c.runner.report();
   } catch (...) {
     throw InvokeError(current_error());

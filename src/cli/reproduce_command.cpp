@@ -29,6 +29,7 @@
 #include "reproduce/megatron_h100.h"
 #include "reproduce/nccl_tests.h"
 #include "reproduce/offload.h"
+#include "reproduce/placement.h"
 #include "reproduce/simai.h"
 
 namespace acesim::cli {
@@ -116,6 +117,15 @@ int run_offload_engines_study(const Options& o) {
   return kExitOk;
 }
 
+int run_placement_study_command(const Options& o) {
+  const std::string out = o.out.empty() ? "placement" : o.out;
+  const PlacementStudy study = run_placement_study();
+  write_placement(study, out);
+  std::printf("%s", placement_tables(study).c_str());
+  std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
+  return kExitOk;
+}
+
 int run_kineto_replays_study(const Options& o) {
   const std::string out = o.out.empty() ? "kineto" : o.out;
   const KinetoStudy study = run_kineto_study(o.data);
@@ -170,9 +180,10 @@ int run(const Options& o) {
   if (o.study == "llm-runs") return run_llm_runs_study(o);
   if (o.study == "simai") return run_simai_study(o);
   if (o.study == "kineto") return run_kineto_replays_study(o);
+  if (o.study == "placement") return run_placement_study_command(o);
   if (o.study == "megatron-h100") return run_megatron_h100_study(o);
   if (o.study != "ace-isca21") {
-    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "offload", "llm-runs", "simai", "kineto"};
+    const std::vector<std::string> names = {"ace-isca21", "astra-sim-2.0", "nccl-tests", "megatron", "megatron-h100", "llm-offload", "offload", "llm-runs", "simai", "kineto", "placement"};
     throw InputError("unknown study '" + o.study + "'" + suggestion(o.study, names));
   }
   ReproOptions r;
@@ -209,9 +220,9 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand(
       "reproduce",
-      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai and kineto "
+      "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto and placement (docs/cluster.md) "
       "(docs/validation.md), llm-offload (docs/llm-offload.md), offload (docs/reproduction.md)");
-  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | offload | simai | kineto")->required();
+  c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | offload | simai | kineto | placement")->required();
   c->add_option("--out", o->out, "output directory (default: the study's name)");
   c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto: the repository's test data directory")->capture_default_str();
   c->add_option("--runs", o->runs, "llm-runs: the rows to run, by id, comma-separated (default: all)")->check(non_empty());

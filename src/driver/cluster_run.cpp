@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
+#include <stdexcept>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "config/input_error.h"
 #include "platform/platform_instance.h"
+#include "topology/topology_kinds.h"
 #include "workload/graph/graph_executor.h"
 #include "workload/llm/llm_graph.h"
 
@@ -100,14 +103,18 @@ class ClusterRecorder final : public GraphObserver {
       finish_.push_back(0);
     }
   }
-  void node_done(Rank r, std::uint32_t node, TimePs, TimePs end) override {
+  void node_done(Rank r, std::uint32_t node, TimePs start, TimePs end) override {
     const int j = job_of_[static_cast<std::size_t>(r)];
     if (j < 0) return;
     const PlacedJob& p = *jobs_[static_cast<std::size_t>(j)];
-    const int k = p.iteration_of[p.index_of(index_.at(r))][node];
+    const std::size_t i = index_.at(r);
+    if (trace_ && i == 0) span(j, p.graph_of(0), node, start, end);
+    const int k = p.iteration_of[p.index_of(i)][node];
     finish_[static_cast<std::size_t>(j)] = std::max(finish_[static_cast<std::size_t>(j)], end);
     if (k >= 0) ends_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)] = std::max(ends_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)], end);
   }
+  void keep_spans() { trace_ = true; }
+  std::vector<ClusterSpan>& spans() { return spans_; }
   const std::vector<TimePs>& ends(std::size_t j) const { return ends_[j]; }
   TimePs finish(std::size_t j) const { return finish_[j]; }
   const std::vector<int>& job_of() const { return job_of_; }
@@ -118,6 +125,27 @@ class ClusterRecorder final : public GraphObserver {
   std::unordered_map<Rank, std::size_t> index_;
   std::vector<std::vector<TimePs>> ends_;
   std::vector<TimePs> finish_;
+  bool trace_ = false;
+  std::vector<ClusterSpan> spans_;
+
+  void span(int job, const WorkGraph& g, std::uint32_t node, TimePs start, TimePs end) {
+    const GraphNode& n = g.node(node);
+    switch (n.kind) {
+      case WorkNodeKind::kCompute:
+        spans_.push_back({job, true, "compute", start, end});
+        return;
+      case WorkNodeKind::kCollective: {
+        const CollectiveSpec& c = g.collective(n.payload);
+        spans_.push_back({job, false, fmt::format("{} {:.0f} B over {} GPUs", to_string(c.op), c.bytes, c.members.size()), start, end});
+        return;
+      }
+      case WorkNodeKind::kSend:
+        spans_.push_back({job, false, fmt::format("send {:.0f} B", g.message(n.payload).bytes), start, end});
+        return;
+      default:
+        return;
+    }
+  }
 };
 
 // Mean iteration after the first (all of them when there is one), from the job's start.
@@ -131,16 +159,18 @@ struct Outcome {
   std::vector<std::vector<TimePs>> ends;
   std::vector<TimePs> finish;
   std::vector<std::vector<double>> link_bytes;  // [job][link]
+  std::vector<ClusterSpan> spans;
   TimePs total_ps = 0;
   std::uint64_t events = 0;
 };
 
 // The listed jobs together in one simulation.
 Outcome simulate(const ClusterSpec& spec, const std::vector<const PlacedJob*>& jobs, const std::vector<TimePs>& starts,
-                 const Progress& progress, bool count_links) {
+                 const Progress& progress, bool count_links, bool trace = false) {
   PlatformInstance pi(spec.platform, false);
   const Rank npus = pi.topology.num_npus();
   ClusterRecorder rec(jobs, npus);
+  if (trace) rec.keep_spans();
   if (count_links) pi.network->set_tenants(rec.job_of(), static_cast<int>(jobs.size()), pi.topology.num_links());
   static const WorkGraph kEmpty = [] {
     WorkGraph g;
@@ -166,12 +196,61 @@ Outcome simulate(const ClusterSpec& spec, const std::vector<const PlacedJob*>& j
     o.finish.push_back(rec.finish(j));
   }
   if (count_links) o.link_bytes = pi.network->link_bytes_by_tenant();
+  o.spans = std::move(rec.spans());
   o.total_ps = ex.finish_ps();
   o.events = pi.sim.stats().events + pi.sim.stats().completions;
   return o;
 }
 
 }  // namespace
+
+long long leaf_nodes(const PlatformConfig& p) {
+  const DimensionSpec& d = p.dims[static_cast<std::size_t>(p.nodes_dim)];
+  return d.kind.name() == "fat-tree" ? static_cast<long long>(d.param("leaf_size", 32)) : d.npus;
+}
+
+std::uint64_t cluster_mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::vector<long long> choose_nodes(const std::string& how, long long count, const std::vector<bool>& used, long long leaf,
+                                    std::uint64_t seed) {
+  const auto nodes = static_cast<long long>(used.size());
+  std::vector<long long> order;
+  if (how == "spread") {
+    const long long leaves = (nodes + leaf - 1) / leaf;
+    for (long long i = 0; i < leaf; ++i) {
+      for (long long l = 0; l < leaves; ++l) {
+        if (l * leaf + i < nodes) order.push_back(l * leaf + i);
+      }
+    }
+  } else {
+    for (long long n = 0; n < nodes; ++n) order.push_back(n);
+    if (how == "random") {
+      std::mt19937_64 gen(cluster_mix(seed));
+      for (long long i = nodes - 1; i > 0; --i) {
+        std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(gen() % static_cast<std::uint64_t>(i + 1))]);
+      }
+    }
+  }
+  std::vector<long long> out;
+  for (long long n : order) {
+    if (static_cast<long long>(out.size()) == count) break;
+    if (!used[static_cast<std::size_t>(n)]) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void set_fat_tree_nodes(PlatformConfig& platform, const std::vector<KindParam>& params) {
+  if (platform.nodes_dim < 0) throw std::invalid_argument(platform.source + " has no node dimension");
+  DimensionSpec& d = platform.dims[static_cast<std::size_t>(platform.nodes_dim)];
+  d.kind = DimKind(topology_kind_registry().find("fat-tree")->name);
+  d.params = params;
+}
 
 ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& options) {
   const auto began = std::chrono::steady_clock::now();
@@ -186,7 +265,7 @@ ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& opti
     starts.push_back(spec.jobs[j].start_ps);
   }
   const std::size_t runs = 1 + (options.alone && spec.jobs.size() > 1 ? spec.jobs.size() : 0);
-  const Outcome shared = simulate(spec, all, starts, options.progress.part(0, runs, "all jobs"), true);
+  Outcome shared = simulate(spec, all, starts, options.progress.part(0, runs, "all jobs"), true, options.trace);
   ClusterReport rep;
   rep.source = spec.source;
   rep.platform = spec.platform.source;
@@ -194,6 +273,7 @@ ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& opti
   rep.gpus = topo.num_npus();
   rep.total_ps = shared.total_ps;
   rep.events = shared.events;
+  rep.spans = std::move(shared.spans);
   for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
     const ClusterJobSpec& s = spec.jobs[j];
     ClusterJobReport r;

@@ -56,6 +56,7 @@ struct ClusterSpec {
 
 struct ClusterRunOptions {
   bool alone = true;  // also run each job alone (its slowdown)
+  bool trace = false;  // keep each job's first rank's spans (a trace)
   Progress progress;
 };
 
@@ -82,16 +83,43 @@ struct ClusterLinkReport {
   double utilization = 0.0;  // all jobs' bytes over what it could carry in the run
 };
 
+// A kernel or a communication of a job's first rank, beside the others.
+struct ClusterSpan {
+  int job = 0;
+  bool compute = true;
+  std::string what;
+  TimePs begin = 0, end = 0;
+};
+
 struct ClusterReport {
   std::string source;
   std::string platform;
   long long nodes = 0, gpus = 0;
   std::vector<ClusterJobReport> jobs;
   std::vector<ClusterLinkReport> links;  // links that carried bytes, busiest first
+  std::vector<ClusterSpan> spans;        // with ClusterRunOptions::trace
   TimePs total_ps = 0;
   std::uint64_t events = 0;
   double wall_s = 0.0;  // simulation wall time (not deterministic; reports leave it out of comparisons)
 };
+
+// Placement (docs/cluster.md): `count` of the nodes not `used`, ascending.
+// `how`: packed (the lowest), spread (round robin over leaves of
+// `leaf_nodes` nodes: each leaf's first free node, then its second, ...) or
+// random (a Fisher-Yates shuffle from `seed`). The caller has checked that
+// enough are free and that `how` is one of these.
+std::vector<long long> choose_nodes(const std::string& how, long long count, const std::vector<bool>& used, long long leaf_nodes,
+                                    std::uint64_t seed);
+// Nodes per leaf switch of the platform's node dimension: its fat-tree's
+// leaf_size, else the whole dimension.
+long long leaf_nodes(const PlatformConfig& platform);
+// Mixes a seed (splitmix64's finaliser): the random placement of job i is
+// seeded with seed ^ cluster_mix(i).
+std::uint64_t cluster_mix(std::uint64_t x);
+// The platform's node dimension made a fat-tree with these parameters
+// (names of the fat-tree kind's, e.g. leaf_size, oversubscription); throws
+// std::invalid_argument for a platform without a node dimension.
+void set_fat_tree_nodes(PlatformConfig& platform, const std::vector<KindParam>& params);
 
 // Throws InputError for jobs the platform cannot run and SimulationStuck
 // when a run cannot finish.

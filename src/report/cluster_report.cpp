@@ -112,4 +112,34 @@ void write_cluster_csv(const ClusterReport& r, const std::string& dir) {
   write_output_file((d / "links.csv").string(), links, "--csv");
 }
 
+nlohmann::json cluster_trace(const ClusterReport& r) {
+  nlohmann::json events = nlohmann::json::array();
+  for (std::size_t j = 0; j < r.jobs.size(); ++j) {
+    const ClusterJobReport& job = r.jobs[j];
+    const auto pid = static_cast<int>(j);
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", fmt::format("job {} ({} GPUs; {})", job.name, job.gpus, job.placement)}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"args", {{"sort_index", pid}}}});
+    const char* tracks[] = {"compute", "communication", "iterations"};
+    for (int t = 0; t < 3; ++t) events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", t}, {"args", {{"name", tracks[t]}}}});
+    TimePs from = job.start_ps;
+    for (std::size_t k = 0; k < job.iteration_end_ps.size(); ++k) {
+      events.push_back({{"ph", "X"}, {"cat", "iteration"}, {"name", fmt::format("iteration {}", k)}, {"pid", pid}, {"tid", 2},
+                        {"ts", ps_to_us(from)}, {"dur", ps_to_us(job.iteration_end_ps[k] - from)}});
+      from = job.iteration_end_ps[k];
+    }
+  }
+  long long next_id = 1;
+  for (const ClusterSpan& s : r.spans) {
+    if (s.compute) {
+      events.push_back({{"ph", "X"}, {"cat", "compute"}, {"name", s.what}, {"pid", s.job}, {"tid", 0}, {"ts", ps_to_us(s.begin)},
+                        {"dur", ps_to_us(s.end - s.begin)}});
+      continue;
+    }
+    const std::string id = fmt::format("0x{:x}", next_id++);
+    events.push_back({{"ph", "b"}, {"cat", "communication"}, {"name", s.what}, {"pid", s.job}, {"tid", 1}, {"id", id}, {"ts", ps_to_us(s.begin)}});
+    events.push_back({{"ph", "e"}, {"cat", "communication"}, {"name", s.what}, {"pid", s.job}, {"tid", 1}, {"id", id}, {"ts", ps_to_us(s.end)}});
+  }
+  return {{"displayTimeUnit", "ns"}, {"traceEvents", events}};
+}
+
 }  // namespace acesim

@@ -17,5 +17,8 @@ nlohmann::json cluster_json(const ClusterReport& r, int top_links = 32);
 // iteration) and DIR/links.csv (a row per link that carried bytes, with
 // each job's). Throws InputError when it cannot.
 void write_cluster_csv(const ClusterReport& r, const std::string& dir);
+// A Chrome/Perfetto trace: one process per job (its first rank), with
+// tracks for its compute, its communication and its iterations.
+nlohmann::json cluster_trace(const ClusterReport& r);
 
 }  // namespace acesim

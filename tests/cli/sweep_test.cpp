@@ -433,7 +433,7 @@ TEST_F(Sweep, BadGridsAreRefusedBeforeAnyPointRuns) {
       {base + "grid:\n  full: [maybe]\n", {"--full is a flag: true or false"}},
       {base + "grid:\n  bytes: [1MiB]\nzip:\n  bytes: [2MiB]\n", {"zip.bytes: given twice"}},
       {"command: colective\n", {"command: unknown command 'colective'", "did you mean 'collective'"}},
-      {"command: reproduce\n", {"unknown command 'reproduce' (valid: collective, characterize, run)"}},
+      {"command: reproduce\n", {"unknown command 'reproduce' (valid: collective, characterize, run, cluster)"}},
       {base + "grids:\n  bytes: [1MiB]\n", {":3: grids: unknown key", "did you mean 'grid'"}},
       {"options: {}\n", {"command: missing"}},
       {"command: collective\noptions: {platform: hgx-h10}\ngrid:\n  npu.hbm_GBps: [1]\n",

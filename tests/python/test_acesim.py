@@ -212,6 +212,15 @@ class RunAndCharacterizeTest(unittest.TestCase):
         r = acesim.run(compare=["sm", "ideal"])
         self.assertEqual([run["executor"] for run in r["runs"]], ["sm", "ideal"])
 
+    def test_cluster_equals_the_command_lines_json(self):
+        f = os.path.join(SOURCE_DIR, "tests", "data", "clusters", "shared-uplink.yaml")
+        r = acesim.cluster(f)
+        self.assertEqual(r, cli_json("cluster", f))
+        self.assertEqual(r["jobs"][0]["slowdown"], 2.0)
+        self.assertIsNone(acesim.cluster(f, no_alone=True)["jobs"][0]["slowdown"])
+        with self.assertRaises(TypeError):
+            acesim.cluster(3)
+
     def test_characterize_equals_the_command_lines_json(self):
         for study in ["units", "overlap"]:
             with self.subTest(study=study):
