@@ -1,6 +1,8 @@
 // Cluster files (docs/cluster.md): a platform, its node count and fabric,
 // and jobs placed on its nodes; read, checked and run (driver/cluster_run.h).
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -17,7 +19,9 @@
 #include "config/units.h"
 #include "config/yaml_reader.h"
 #include "topology/topology_kinds.h"
+#include "workload/formats/simai_workload.h"
 #include "workload/llm/llm_graph.h"
+#include "workload/llm/simai_job.h"
 #include "workload/models/models.h"
 
 namespace acesim::api {
@@ -185,12 +189,108 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
   }
 }
 
+// A SimAI/AICB workload file as a job on its own nodes (the file fixes its plan).
+void read_simai(const Reader& rd, const YAML::Node& n, const std::string& key, const PlatformConfig& platform, ClusterJobSpec& job) {
+  yaml::check_map(n, rd.file, key, {"file", "schedule", "iterations"});
+  yaml::require(n, "file", rd.file, key);
+  const std::filesystem::path f(rd.scalar(n["file"], key + ".file"));
+  const std::string file = f.is_absolute() ? f.string() : (std::filesystem::path(rd.folder) / f).string();
+  SimaiJobOptions so;
+  if (n["iterations"]) so.iterations = static_cast<int>(rd.integer(n["iterations"], key + ".iterations", 1, 100));
+  if (n["schedule"]) so.schedule = parse_pipe_schedule(key + ".schedule", rd.scalar(n["schedule"], key + ".schedule"));
+  PlatformConfig own = platform;
+  set_nodes(own, static_cast<long long>(job.nodes.size()), key);
+  job.topology = std::make_shared<const Topology>(own.dims);
+  try {
+    auto simai = std::make_shared<const SimaiJob>(read_simai_workload(file), *job.topology, so);
+    job.what = fmt::format("SimAI {} ({})", f.filename().string(), simai->plan_text());
+    job.iterations = so.iterations;
+    job.llm = std::move(simai);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    if (what.rfind(rd.file, 0) == 0) throw;
+    rd.fail(n, key, what);
+  }
+}
+
+// `degraded`: slow GPUs, NICs and links, each holding in every run.
+void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) {
+  if (!list.IsSequence()) rd.fail(list, "degraded", "expected a list of {gpu, compute}, {gpu, nic} or {link, share}");
+  const Topology topo(spec.platform.dims);
+  const Rank gpus = topo.num_npus();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string key = fmt::format("degraded[{}]", i);
+    const YAML::Node d = list[i];
+    yaml::check_map(d, rd.file, key, {"gpu", "compute", "nic", "link", "share"});
+    if (d["gpu"]) {
+      const auto gpu = static_cast<Rank>(rd.integer(d["gpu"], key + ".gpu", 0, gpus - 1));
+      if (d["compute"].IsDefined() == d["nic"].IsDefined() || d["link"] || d["share"]) {
+        rd.fail(d, key, "a GPU takes compute (how many times longer its kernels take) or nic (its NIC's share of its rate)");
+      }
+      if (d["compute"]) {
+        const double f = rd.number(d["compute"], key + ".compute", 1.0, 1000.0);
+        spec.degraded.compute.emplace_back(gpu, f);
+        spec.degraded.text.push_back(fmt::format("GPU {} computes {:g}x slower", gpu, f));
+      } else {
+        const double share = rd.number(d["nic"], key + ".nic", 0.0, 1.0);
+        if (share <= 0.0) rd.fail(d["nic"], key + ".nic", "a NIC down stops its GPU's job; give a share above 0");
+        std::size_t found = 0;
+        for (LinkId l = 0; l < topo.num_links(); ++l) {
+          const Link link = topo.link(l);
+          if (link.dim == spec.platform.nodes_dim && (link.src_node == gpu || link.dst_node == gpu)) {
+            spec.degraded.links.emplace_back(l, share);
+            ++found;
+          }
+        }
+        if (found == 0) rd.fail(d["gpu"], key + ".gpu", fmt::format("GPU {} has no scale-out link (one node?)", gpu));
+        spec.degraded.text.push_back(fmt::format("GPU {}'s NIC at {:g} of its rate", gpu, share));
+      }
+      continue;
+    }
+    if (!d["link"] || !d["share"] || d["compute"] || d["nic"]) rd.fail(d, key, "give {gpu, compute}, {gpu, nic} or {link, share}");
+    const std::string name = rd.scalar(d["link"], key + ".link");
+    const double share = rd.number(d["share"], key + ".share", 0.0, 1.0);
+    if (share <= 0.0) {
+      rd.fail(d["share"], key + ".share", "a link down needs its traffic rerouted, which acesim's fabrics do not do yet; give a share above 0");
+    }
+    LinkId id = -1;
+    for (LinkId l = 0; l < topo.num_links() && id < 0; ++l) {
+      if (topo.link_name(l) == name) id = l;
+    }
+    if (id < 0) rd.fail(d["link"], key + ".link", "no link '" + name + "' (names as acesim cluster's links table prints them)");
+    spec.degraded.links.emplace_back(id, share);
+    spec.degraded.text.push_back(fmt::format("link {} at {:g} of its rate", name, share));
+  }
+}
+
+// `variability`: every GPU's kernels take exp(cv z) times their time, z a
+// standard normal drawn per GPU from the seed (a lognormal of median 1).
+void read_variability(const Reader& rd, const YAML::Node& v, ClusterSpec& spec) {
+  yaml::check_map(v, rd.file, "variability", {"compute_cv", "seed"});
+  yaml::require(v, "compute_cv", rd.file, "variability");
+  const double cv = rd.number(v["compute_cv"], "variability.compute_cv", 0.0, 1.0);
+  const std::uint64_t seed = v["seed"] ? static_cast<std::uint64_t>(rd.integer(v["seed"], "variability.seed", 0, 1LL << 62)) : 1;
+  const Rank gpus = Topology(spec.platform.dims).num_npus();
+  std::mt19937_64 gen(cluster_mix(seed));
+  const auto unit = [&] { return (static_cast<double>(gen() >> 11) + 1.0) * 0x1.0p-53; };  // (0, 1]
+  std::vector<double> factor(static_cast<std::size_t>(gpus), 1.0);
+  for (const auto& [gpu, f] : spec.degraded.compute) factor[static_cast<std::size_t>(gpu)] = f;
+  std::vector<std::pair<Rank, double>> all;
+  for (Rank g = 0; g < gpus; ++g) {
+    // Box-Muller, one normal per GPU.
+    const double z = std::sqrt(-2.0 * std::log(unit())) * std::cos(2.0 * 3.14159265358979323846 * unit());
+    all.emplace_back(g, factor[static_cast<std::size_t>(g)] * std::exp(cv * z));
+  }
+  spec.degraded.compute = std::move(all);
+  spec.degraded.text.push_back(fmt::format("every GPU's kernels x exp({:g} z), z standard normal per GPU (seed {})", cv, seed));
+}
+
 }  // namespace
 
 ClusterSpec read_cluster(const std::string& path, const std::string& text) {
   Reader rd{path, std::filesystem::path(path).parent_path().string()};
   const YAML::Node root = yaml::parse(text, path);
-  yaml::check_map(root, path, "", {"platform", "nodes", "fabric", "seed", "jobs"});
+  yaml::check_map(root, path, "", {"platform", "nodes", "fabric", "seed", "jobs", "degraded", "variability"});
   for (const char* k : {"platform", "nodes", "jobs"}) yaml::require(root, k, path, "");
   ClusterSpec spec;
   spec.source = path;
@@ -245,7 +345,7 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
   for (std::size_t i : order) {
     const std::string key = fmt::format("jobs[{}]", i);
     const YAML::Node j = jobs[i];
-    yaml::check_map(j, path, key, {"name", "nodes", "placement", "start_ms", "iterations", "collective", "llm"});
+    yaml::check_map(j, path, key, {"name", "nodes", "placement", "start_ms", "iterations", "collective", "llm", "simai"});
     ClusterJobSpec& job = spec.jobs[i];
     job.name = j["name"] ? rd.scalar(j["name"], key + ".name") : fmt::format("job{}", i);
     if (!names.insert(job.name).second) rd.fail(j["name"], key + ".name", "'" + job.name + "' names another job too");
@@ -283,8 +383,9 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
     }
     job.placement += ": nodes " + nodes_text(job.nodes);
     if (j["start_ms"]) job.start_ps = ns_to_ps(1e6 * rd.number(j["start_ms"], key + ".start_ms", 0.0, 1e9));
-    const bool coll = static_cast<bool>(j["collective"]), llm = static_cast<bool>(j["llm"]);
-    if (coll == llm) rd.fail(j, key, "give a job one workload: collective or llm");
+    const int workloads = (j["collective"] ? 1 : 0) + (j["llm"] ? 1 : 0) + (j["simai"] ? 1 : 0);
+    if (workloads != 1) rd.fail(j, key, "give a job one workload: collective, llm or simai");
+    const bool coll = static_cast<bool>(j["collective"]);
     if (coll) {
       const std::string ck = key + ".collective";
       const YAML::Node c = j["collective"];
@@ -303,11 +404,16 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
                              static_cast<long long>(job.nodes.size()) * spec.gpus_per_node,
                              loop.compute_ps > 0 ? fmt::format(" after {:g} ms of compute", ps_to_us(loop.compute_ps) / 1e3) : "");
       job.loop = loop;
-    } else {
+    } else if (j["llm"]) {
       if (j["iterations"]) rd.fail(j["iterations"], key + ".iterations", "an llm job gives its iterations in llm.iterations");
       read_llm(rd, j["llm"], key + ".llm", spec.platform, job);
+    } else {
+      if (j["iterations"]) rd.fail(j["iterations"], key + ".iterations", "a simai job gives its iterations in simai.iterations");
+      read_simai(rd, j["simai"], key + ".simai", spec.platform, job);
     }
   }
+  if (root["degraded"]) read_degraded(rd, root["degraded"], spec);
+  if (root["variability"]) read_variability(rd, root["variability"], spec);
   return spec;
 }
 

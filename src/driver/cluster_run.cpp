@@ -166,9 +166,13 @@ struct Outcome {
 
 // The listed jobs together in one simulation.
 Outcome simulate(const ClusterSpec& spec, const std::vector<const PlacedJob*>& jobs, const std::vector<TimePs>& starts,
-                 const Progress& progress, bool count_links, bool trace = false) {
+                 const Progress& progress, bool count_links, bool trace = false, bool healthy = false) {
   PlatformInstance pi(spec.platform, false);
   const Rank npus = pi.topology.num_npus();
+  if (!healthy) {
+    for (const auto& [gpu, factor] : spec.degraded.compute) pi.endpoints.set_compute_slowdown(gpu, factor);
+    for (const auto& [link, share] : spec.degraded.links) pi.topology.set_link_share(link, share);
+  }
   ClusterRecorder rec(jobs, npus);
   if (trace) rec.keep_spans();
   if (count_links) pi.network->set_tenants(rec.job_of(), static_cast<int>(jobs.size()), pi.topology.num_links());
@@ -264,7 +268,7 @@ ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& opti
     all.push_back(&placed[j]);
     starts.push_back(spec.jobs[j].start_ps);
   }
-  const std::size_t runs = 1 + (options.alone && spec.jobs.size() > 1 ? spec.jobs.size() : 0);
+  const std::size_t runs = 1 + (options.alone && spec.jobs.size() > 1 ? spec.jobs.size() : 0) + (spec.degraded.any() ? 1 : 0);
   Outcome shared = simulate(spec, all, starts, options.progress.part(0, runs, "all jobs"), true, options.trace);
   ClusterReport rep;
   rep.source = spec.source;
@@ -274,6 +278,9 @@ ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& opti
   rep.total_ps = shared.total_ps;
   rep.events = shared.events;
   rep.spans = std::move(shared.spans);
+  rep.degraded = spec.degraded.text;
+  std::optional<Outcome> healthy;
+  if (spec.degraded.any()) healthy = simulate(spec, all, starts, options.progress.part(runs - 1, runs, "healthy"), false, false, true);
   for (std::size_t j = 0; j < spec.jobs.size(); ++j) {
     const ClusterJobSpec& s = spec.jobs[j];
     ClusterJobReport r;
@@ -294,6 +301,7 @@ ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& opti
       r.alone_iteration_ps = r.iteration_ps;  // it is alone
     }
     r.slowdown = r.alone_iteration_ps > 0 ? static_cast<double>(r.iteration_ps) / static_cast<double>(r.alone_iteration_ps) : 0.0;
+    if (healthy) r.healthy_iteration_ps = mean_iteration(healthy->ends[j], s.start_ps);
     rep.jobs.push_back(std::move(r));
   }
   // Links that carried bytes, busiest first (ties: by id).

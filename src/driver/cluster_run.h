@@ -46,12 +46,24 @@ struct ClusterJobSpec {
   std::shared_ptr<const StagedJob> llm;
 };
 
+// Degraded hardware (docs/cluster.md, "Degraded hardware"): GPUs whose
+// kernels take longer, links at a share of their rate (a NIC's links, or
+// one link by name). It holds in every run of the cluster; a run of the same
+// jobs on healthy hardware is the baseline of its effect.
+struct ClusterDegradation {
+  std::vector<std::pair<Rank, double>> compute;  // GPU, factor its kernels take longer
+  std::vector<std::pair<LinkId, double>> links;  // link, share of its rate
+  std::vector<std::string> text;                 // each item in words
+  bool any() const { return !compute.empty() || !links.empty(); }
+};
+
 struct ClusterSpec {
   std::string source;  // the cluster file
   PlatformConfig platform;
   long long nodes = 1;
   long long gpus_per_node = 1;
   std::vector<ClusterJobSpec> jobs;
+  ClusterDegradation degraded;
 };
 
 struct ClusterRunOptions {
@@ -71,6 +83,8 @@ struct ClusterJobReport {
   TimePs iteration_ps = 0;
   TimePs alone_iteration_ps = 0;  // 0: not run (--no-alone)
   double slowdown = 0.0;          // 0: not known
+  // With degraded hardware: the same run on healthy hardware (0: none).
+  TimePs healthy_iteration_ps = 0;
   TimePs finish_ps = 0;
   double network_bytes = 0.0;  // its bytes on every link
 };
@@ -98,6 +112,7 @@ struct ClusterReport {
   std::vector<ClusterJobReport> jobs;
   std::vector<ClusterLinkReport> links;  // links that carried bytes, busiest first
   std::vector<ClusterSpan> spans;        // with ClusterRunOptions::trace
+  std::vector<std::string> degraded;     // the degraded hardware, in words
   TimePs total_ps = 0;
   std::uint64_t events = 0;
   double wall_s = 0.0;  // simulation wall time (not deterministic; reports leave it out of comparisons)

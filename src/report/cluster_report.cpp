@@ -31,6 +31,15 @@ std::string format_cluster(const ClusterReport& r, int top_links) {
                      j.placement, j.what);
   }
   s += "# iteration: mean after the first (the first alone when there is one); alone: the same job on the same nodes with no other job\n";
+  if (!r.degraded.empty()) {
+    s += "\ndegraded hardware:";
+    for (const std::string& d : r.degraded) s += (&d == &r.degraded.front() ? " " : "; ") + d;
+    s += "\n";
+    for (const ClusterJobReport& j : r.jobs) {
+      s += fmt::format("  {:<{}}  iteration {:.3f} ms, on healthy hardware {:.3f} ms ({:+.1f}%)\n", j.name, w, ms(j.iteration_ps),
+                       ms(j.healthy_iteration_ps), 100.0 * (static_cast<double>(j.iteration_ps) / static_cast<double>(j.healthy_iteration_ps) - 1.0));
+    }
+  }
   if (!r.links.empty()) {
     const int shown = std::min<int>(top_links, static_cast<int>(r.links.size()));
     s += fmt::format("\nbusiest links ({} of {} that carried bytes; utilisation: bytes over what the link could carry in {:.3f} ms)\n", shown,
@@ -67,6 +76,7 @@ nlohmann::json cluster_json(const ClusterReport& r, int top_links) {
                     {"alone_iteration_time_ns", j.alone_iteration_ps > 0 ? nlohmann::json(ps_to_ns(j.alone_iteration_ps)) : nlohmann::json(nullptr)},
                     {"slowdown", j.alone_iteration_ps > 0 ? nlohmann::json(j.slowdown) : nlohmann::json(nullptr)},
                     {"finish_ns", ps_to_ns(j.finish_ps)},
+                    {"healthy_iteration_time_ns", j.healthy_iteration_ps > 0 ? nlohmann::json(ps_to_ns(j.healthy_iteration_ps)) : nlohmann::json(nullptr)},
                     {"network_bytes", j.network_bytes}});
   }
   nlohmann::json links = nlohmann::json::array();
@@ -83,6 +93,7 @@ nlohmann::json cluster_json(const ClusterReport& r, int top_links) {
           {"total_time_ns", ps_to_ns(r.total_ps)},
           {"jobs", jobs},
           {"busiest_links", links},
+          {"degraded", r.degraded},
           {"links_used", r.links.size()},
           {"events", r.events}};
 }

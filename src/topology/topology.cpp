@@ -142,7 +142,15 @@ Link Topology::link(LinkId id) const {
     if (is_npu(l.dst_node)) f = std::max(f, npu_slowdown_[static_cast<std::size_t>(l.dst_node)]);
     l.bandwidth_Bps /= f;
   }
+  if (!link_share_.empty()) l.bandwidth_Bps *= link_share_[static_cast<std::size_t>(id)];
   return l;
+}
+
+void Topology::set_link_share(LinkId id, double share) {
+  if (id < 0 || id >= num_links_) throw std::invalid_argument("link " + std::to_string(id) + " does not exist");
+  if (!(share > 0.0 && share <= 1.0)) throw std::invalid_argument("a link's share of its rate must be in (0, 1]");
+  if (link_share_.empty()) link_share_.assign(static_cast<std::size_t>(num_links_), 1.0);
+  link_share_[static_cast<std::size_t>(id)] = share;
 }
 
 void Topology::set_npu_link_slowdown(Rank npu, double factor) {

@@ -139,6 +139,9 @@ class Topology {
   // `factor` (> 1: slower) times less; a link between two stragglers takes
   // the larger factor. Set before anything reads the links.
   void set_npu_link_slowdown(Rank npu, double factor);
+  // Degraded hardware (a NIC at half rate, a slow link): link `id` carries
+  // `share` (in (0, 1]) of its rate. Set before anything reads the links.
+  void set_link_share(LinkId id, double share);
   // "dim0:npu3->npu4", "dim1:npu2->switch".
   std::string link_name(LinkId id) const;
   // The NPU whose links stand for this one when one rank stands for all:
@@ -170,6 +173,7 @@ class Topology {
   Rank num_npus_ = 1;
   LinkId num_links_ = 0;
   std::vector<double> npu_slowdown_;  // per NPU, empty when none is slowed
+  std::vector<double> link_share_;    // per link, empty when none is degraded
   NodeId num_nodes_ = 0;
 };
 

@@ -138,6 +138,57 @@ jobs:
   EXPECT_EQ(rep.jobs[1].iteration_end_ps.size(), 5u);
 }
 
+// Degraded hardware on one job of the bottleneck platform: 20 ms of compute,
+// then the 1 GB all-reduce (20 ms): 40 ms healthy.
+// A SimAI/AICB file as a job: alone on rails it is `acesim run --full`.
+TEST_F(Cluster, ASimaiJobAloneIsItsOwnRun) {
+  const std::string file = test::data_dir() + "/simai/gpt13b_tp8_pp1_ws64_gbs32_aicbgen.txt";
+  const ClusterReport rep = run("platform: hgx-h100\nnodes: 8\njobs:\n  - {name: s, nodes: 8, simai: {file: " + file + ", iterations: 2}}\n").report;
+  api::TrainingRequest t;
+  t.platform.file = "hgx-h100";
+  t.platform.nodes = 8;
+  t.platform.full = true;
+  t.workload_file = file;
+  EXPECT_EQ(rep.jobs[0].iteration_ps, api::simulate_training(t).llm[0].iteration_ps);
+  EXPECT_NE(rep.jobs[0].what.find("SimAI gpt13b_tp8_pp1_ws64_gbs32_aicbgen.txt (tp 8, pp 1, dp 8"), std::string::npos) << rep.jobs[0].what;
+}
+
+TEST_F(Cluster, DegradedHardwareClosedForms) {
+  const auto with = [&](const std::string& degraded) {
+    return run("platform: " + platform() + "\nnodes: 4\ndegraded: " + degraded +
+               "\njobs:\n  - {name: a, placement: '0,2', iterations: 3, collective: {bytes: 1GB, compute_ms: 20}}\n")
+        .report.jobs[0];
+  };
+  // GPU 0 computes 1.5x slower: 30 ms of compute; the all-reduce waits for it.
+  ClusterJobReport j = with("[{gpu: 0, compute: 1.5}]");
+  EXPECT_EQ(j.healthy_iteration_ps, 40 * kMs);
+  EXPECT_EQ(j.iteration_ps, 50 * kMs);
+  // GPU 0's NIC at half rate: its 1 GB each way at 25 GB/s, 40 ms.
+  EXPECT_EQ(with("[{gpu: 0, nic: 0.5}]").iteration_ps, 60 * kMs);
+  // The leaf0 uplink at half: GPU 0's send to GPU 2 at 25 GB/s.
+  EXPECT_EQ(with("[{link: 'dim0:leaf0->spine0', share: 0.5}]").iteration_ps, 60 * kMs);
+  // A healthy GPU, a slowed GPU that does not hold the job: nothing changes.
+  EXPECT_EQ(with("[{gpu: 1, compute: 3}]").iteration_ps, 40 * kMs);
+}
+
+// Every GPU's kernels vary (a lognormal of median 1, drawn per GPU): a
+// synchronous job waits for its slowest GPU, so the larger the job, the
+// more it loses (packed jobs from node 0 hold each smaller one's GPUs).
+TEST_F(Cluster, StragglersCostMoreAsTheJobGrows) {
+  std::vector<double> loss;
+  for (int n : {2, 8, 64}) {
+    const ClusterJobReport j = run("platform: " + platform() + "\nnodes: 64\nvariability: {compute_cv: 0.05, seed: 1}\njobs:\n  - {nodes: " +
+                                   std::to_string(n) + ", iterations: 3, collective: {bytes: 1MB, compute_ms: 10}}\n")
+                                   .report.jobs[0];
+    loss.push_back(static_cast<double>(j.iteration_ps) / static_cast<double>(j.healthy_iteration_ps) - 1.0);
+  }
+  EXPECT_NEAR(loss[0], 0.045, 0.001);
+  EXPECT_NEAR(loss[1], 0.125, 0.001);
+  EXPECT_NEAR(loss[2], 0.128, 0.001);
+  EXPECT_LT(loss[0], loss[1]);
+  EXPECT_LE(loss[1], loss[2]);
+}
+
 TEST_F(Cluster, BadFilesNameLineAndKey) {
   const std::string head = "platform: " + platform() + "\nnodes: 4\njobs:\n";
   const std::string f = (dir_ / "cluster.yaml").string();
@@ -151,7 +202,7 @@ TEST_F(Cluster, BadFilesNameLineAndKey) {
             f + ":4: jobs[0].placement: must be packed, spread, random or a list of nodes (e.g. 0-3,8), got 'spraed' (did you mean 'spread'?)");
   EXPECT_EQ(error(head + "  - {name: a, nodes: 2, llm: {model: llama9, tp: 1}}\n"),
             f + ":4: jobs[0].llm.model: 'llama9' is not a transformer model (a built-in LLM or a model file)");
-  EXPECT_EQ(error(head + "  - {name: a, nodes: 2}\n"), f + ":4: jobs[0]: give a job one workload: collective or llm");
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 2}\n"), f + ":4: jobs[0]: give a job one workload: collective, llm or simai");
   EXPECT_EQ(error(head + "  - {name: a, nodes: 2, collective: {bytes: 1GB}, iteration: 3}\n"),
             f + ":4: jobs[0].iteration: unknown key (did you mean 'iterations'?)");
   EXPECT_EQ(error(head + "  - {name: a, nodes: 1, collective: {bytes: 1GB}}\n  - {name: a, nodes: 1, collective: {bytes: 1GB}}\n"),
@@ -162,6 +213,19 @@ TEST_F(Cluster, BadFilesNameLineAndKey) {
             f + ":3: fabric.oversubscription: must be in 1..1024, got 0");
   EXPECT_EQ(error("platform: nope.yaml\nnodes: 4\njobs:\n  - {nodes: 1, collective: {bytes: 1GB}}\n").rfind(f + ":1: platform: ", 0), 0u);
   EXPECT_EQ(error(head + "  - {name: a, nodes: 2, collective: {bytes: -1GB}}\n").rfind(f + ":4: jobs[0].collective: ", 0), 0u);
+  const std::string job = "  - {nodes: 1, collective: {bytes: 1GB}}\n";
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf0->spine0', share: 0}]\njobs:\n" + job),
+            f + ":3: degraded[0].share: a link down needs its traffic rerouted, which acesim's fabrics do not do yet; give a share above 0");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf9->spine0', share: 0.5}]\njobs:\n" + job),
+            f + ":3: degraded[0].link: no link 'dim0:leaf9->spine0' (names as acesim cluster's links table prints them)");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{gpu: 4, compute: 2}]\njobs:\n" + job),
+            f + ":3: degraded[0].gpu: must be in 0..3, got 4");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{gpu: 1, compute: 2, nic: 0.5}]\njobs:\n" + job),
+            f + ":3: degraded[0]: a GPU takes compute (how many times longer its kernels take) or nic (its NIC's share of its rate)");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{gpu: 1, compute: 0.5}]\njobs:\n" + job),
+            f + ":3: degraded[0].compute: must be in 1..1000, got 0.5");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\nvariability: {compute_cv: -1}\njobs:\n" + job),
+            f + ":3: variability.compute_cv: must be in 0..1, got -1");
 }
 
 }  // namespace
