@@ -18,6 +18,7 @@
 #include "config/presets.h"
 #include "config/units.h"
 #include "config/yaml_reader.h"
+#include "engine/random.h"
 #include "topology/topology_kinds.h"
 #include "workload/formats/simai_workload.h"
 #include "workload/llm/llm_graph.h"
@@ -271,8 +272,8 @@ void read_variability(const Reader& rd, const YAML::Node& v, ClusterSpec& spec) 
   const double cv = rd.number(v["compute_cv"], "variability.compute_cv", 0.0, 1.0);
   const std::uint64_t seed = v["seed"] ? static_cast<std::uint64_t>(rd.integer(v["seed"], "variability.seed", 0, 1LL << 62)) : 1;
   const Rank gpus = Topology(spec.platform.dims).num_npus();
-  std::mt19937_64 gen(cluster_mix(seed));
-  const auto unit = [&] { return (static_cast<double>(gen() >> 11) + 1.0) * 0x1.0p-53; };  // (0, 1]
+  std::mt19937_64 gen(splitmix64(seed));
+  const auto unit = [&] { return unit_interval(gen()); };
   std::vector<double> factor(static_cast<std::size_t>(gpus), 1.0);
   for (const auto& [gpu, f] : spec.degraded.compute) factor[static_cast<std::size_t>(gpu)] = f;
   std::vector<std::pair<Rank, double>> all;
@@ -374,7 +375,7 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
       if (want > free) {
         rd.fail(j["nodes"], key + ".nodes", fmt::format("{} nodes asked, {} of the cluster's {} free", want, free, spec.nodes));
       }
-      job.nodes = choose_nodes(kind, want, used, leaf_nodes(spec.platform), seed ^ cluster_mix(i));
+      job.nodes = choose_nodes(kind, want, used, leaf_nodes(spec.platform), seed ^ splitmix64(i));
       job.placement = kind == "random" ? fmt::format("random (seed {})", seed) : kind;
     }
     for (long long n : job.nodes) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "config/input_error.h"
+#include "engine/random.h"
 #include "platform/platform_instance.h"
 #include "topology/topology_kinds.h"
 #include "workload/graph/graph_executor.h"
@@ -213,13 +214,6 @@ long long leaf_nodes(const PlatformConfig& p) {
   return d.kind.name() == "fat-tree" ? static_cast<long long>(d.param("leaf_size", 32)) : d.npus;
 }
 
-std::uint64_t cluster_mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 std::vector<long long> choose_nodes(const std::string& how, long long count, const std::vector<bool>& used, long long leaf,
                                     std::uint64_t seed) {
   const auto nodes = static_cast<long long>(used.size());
@@ -234,7 +228,7 @@ std::vector<long long> choose_nodes(const std::string& how, long long count, con
   } else {
     for (long long n = 0; n < nodes; ++n) order.push_back(n);
     if (how == "random") {
-      std::mt19937_64 gen(cluster_mix(seed));
+      std::mt19937_64 gen(splitmix64(seed));
       for (long long i = nodes - 1; i > 0; --i) {
         std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(gen() % static_cast<std::uint64_t>(i + 1))]);
       }

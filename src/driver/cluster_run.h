@@ -121,16 +121,13 @@ struct ClusterReport {
 // Placement (docs/cluster.md): `count` of the nodes not `used`, ascending.
 // `how`: packed (the lowest), spread (round robin over leaves of
 // `leaf_nodes` nodes: each leaf's first free node, then its second, ...) or
-// random (a Fisher-Yates shuffle from `seed`). The caller has checked that
+// random (a Fisher-Yates shuffle from `seed`; job i of a cluster file is seeded with the file's seed ^ splitmix64(i)). The caller has checked that
 // enough are free and that `how` is one of these.
 std::vector<long long> choose_nodes(const std::string& how, long long count, const std::vector<bool>& used, long long leaf_nodes,
                                     std::uint64_t seed);
 // Nodes per leaf switch of the platform's node dimension: its fat-tree's
 // leaf_size, else the whole dimension.
 long long leaf_nodes(const PlatformConfig& platform);
-// Mixes a seed (splitmix64's finaliser): the random placement of job i is
-// seeded with seed ^ cluster_mix(i).
-std::uint64_t cluster_mix(std::uint64_t x);
 // The platform's node dimension made a fat-tree with these parameters
 // (names of the fat-tree kind's, e.g. leaf_size, oversubscription); throws
 // std::invalid_argument for a platform without a node dimension.

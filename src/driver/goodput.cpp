@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "config/input_error.h"
+#include "engine/random.h"
 
 namespace acesim {
 namespace {
@@ -20,20 +21,13 @@ constexpr int kMaxTrials = 1'000'000;
 // Failures a run may draw over all its trials (each is a few random numbers).
 constexpr double kMaxFailures = 2e8;
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // A trial's random stream: mt19937_64's bits made into numbers by hand, so
 // that the numbers do not depend on the standard library's distributions.
 class Stream {
  public:
   Stream(std::uint64_t seed, std::uint64_t trial) : gen_(splitmix64(seed ^ splitmix64(trial))) {}
   // Uniform in (0, 1].
-  double unit() { return (static_cast<double>(gen_() >> 11) + 1.0) * 0x1.0p-53; }
+  double unit() { return unit_interval(gen_()); }
   // Exponential with mean `mean_ns`, in whole nanoseconds (at least 1).
   std::int64_t exponential_ns(double mean_ns) {
     const double v = -std::log(unit()) * mean_ns;

@@ -12,6 +12,7 @@
 #include "config/presets.h"
 #include "config/units.h"
 #include "driver/cluster_run.h"
+#include "engine/random.h"
 
 namespace acesim {
 namespace {
@@ -42,7 +43,7 @@ ClusterSpec cluster(double oversubscription, const std::string& placement) {
   for (int j = 0; j < 2; ++j) {
     ClusterJobSpec job;
     job.name = j == 0 ? "a" : "b";
-    job.nodes = choose_nodes(placement, kJobNodes, used, kLeafNodes, kSeed ^ cluster_mix(static_cast<std::uint64_t>(j)));
+    job.nodes = choose_nodes(placement, kJobNodes, used, kLeafNodes, kSeed ^ splitmix64(static_cast<std::uint64_t>(j)));
     for (long long n : job.nodes) used[static_cast<std::size_t>(n)] = true;
     job.placement = placement;
     job.iterations = kIterations;
