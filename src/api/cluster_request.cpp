@@ -49,6 +49,18 @@ struct Reader {
     return v;
   }
   std::string scalar(const YAML::Node& n, const std::string& key) const { return yaml::scalar(n, file, key); }
+  // Runs f; an error it throws that does not name this file yet is put at
+  // `n`'s line under `key`.
+  template <typename F>
+  void located(const YAML::Node& n, const std::string& key, F&& f) const {
+    try {
+      f();
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      if (what.rfind(file, 0) == 0) throw;
+      fail(n, key, what);
+    }
+  }
 };
 
 // The node dimension as the cluster file's `fabric` says.
@@ -166,7 +178,7 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
   PlatformConfig own = platform;
   set_nodes(own, static_cast<long long>(job.nodes.size()), key);
   job.topology = std::make_shared<const Topology>(own.dims);
-  try {
+  rd.located(l, key, [&] {
     // A built-in LLM, or a model file relative to the cluster file.
     std::optional<TransformerShape> shape;
     if (const TransformerShape* s = find_transformer_shape(req.model)) {
@@ -181,13 +193,7 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
     job.what = fmt::format("{} ({})", shape->name, llm->plan_text());
     job.iterations = lo.iterations;
     job.llm = std::move(llm);
-  } catch (const UnknownKeyError&) {
-    throw;
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    if (what.rfind(rd.file, 0) == 0) throw;
-    rd.fail(l, key, what);
-  }
+  });
 }
 
 // A SimAI/AICB workload file as a job on its own nodes (the file fixes its plan).
@@ -202,16 +208,12 @@ void read_simai(const Reader& rd, const YAML::Node& n, const std::string& key, c
   PlatformConfig own = platform;
   set_nodes(own, static_cast<long long>(job.nodes.size()), key);
   job.topology = std::make_shared<const Topology>(own.dims);
-  try {
+  rd.located(n, key, [&] {
     auto simai = std::make_shared<const SimaiJob>(read_simai_workload(file), *job.topology, so);
     job.what = fmt::format("SimAI {} ({})", f.filename().string(), simai->plan_text());
     job.iterations = so.iterations;
     job.llm = std::move(simai);
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    if (what.rfind(rd.file, 0) == 0) throw;
-    rd.fail(n, key, what);
-  }
+  });
 }
 
 // `degraded`: slow GPUs, NICs and links, each holding in every run.
