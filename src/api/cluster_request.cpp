@@ -216,18 +216,26 @@ void read_simai(const Reader& rd, const YAML::Node& n, const std::string& key, c
   });
 }
 
+// The link of that name (as Topology::link_name gives it), else -1.
+LinkId link_named(const Topology& topo, const std::string& name) {
+  for (LinkId l = 0; l < topo.num_links(); ++l) {
+    if (topo.link_name(l) == name) return l;
+  }
+  return -1;
+}
+
 // `degraded`: slow GPUs, NICs and links, each holding in every run.
 void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) {
-  if (!list.IsSequence()) rd.fail(list, "degraded", "expected a list of {gpu, compute}, {gpu, nic} or {link, share}");
+  if (!list.IsSequence()) rd.fail(list, "degraded", "expected a list of {gpu, compute}, {gpu, nic}, {link, share} or {link, down: true}");
   const Topology topo(spec.platform.dims);
   const Rank gpus = topo.num_npus();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string key = fmt::format("degraded[{}]", i);
     const YAML::Node d = list[i];
-    yaml::check_map(d, rd.file, key, {"gpu", "compute", "nic", "link", "share"});
+    yaml::check_map(d, rd.file, key, {"gpu", "compute", "nic", "link", "share", "down"});
     if (d["gpu"]) {
       const auto gpu = static_cast<Rank>(rd.integer(d["gpu"], key + ".gpu", 0, gpus - 1));
-      if (d["compute"].IsDefined() == d["nic"].IsDefined() || d["link"] || d["share"]) {
+      if (d["compute"].IsDefined() == d["nic"].IsDefined() || d["link"] || d["share"] || d["down"]) {
         rd.fail(d, key, "a GPU takes compute (how many times longer its kernels take) or nic (its NIC's share of its rate)");
       }
       if (d["compute"]) {
@@ -250,17 +258,29 @@ void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) 
       }
       continue;
     }
-    if (!d["link"] || !d["share"] || d["compute"] || d["nic"]) rd.fail(d, key, "give {gpu, compute}, {gpu, nic} or {link, share}");
+    if (!d["link"] || d["share"].IsDefined() == d["down"].IsDefined() || d["compute"] || d["nic"]) {
+      rd.fail(d, key, "give {gpu, compute}, {gpu, nic}, {link, share} or {link, down: true}");
+    }
     const std::string name = rd.scalar(d["link"], key + ".link");
-    const double share = rd.number(d["share"], key + ".share", 0.0, 1.0);
-    if (share <= 0.0) {
-      rd.fail(d["share"], key + ".share", "a link down needs its traffic rerouted, which acesim's fabrics do not do yet; give a share above 0");
-    }
-    LinkId id = -1;
-    for (LinkId l = 0; l < topo.num_links() && id < 0; ++l) {
-      if (topo.link_name(l) == name) id = l;
-    }
+    const LinkId id = link_named(topo, name);
     if (id < 0) rd.fail(d["link"], key + ".link", "no link '" + name + "' (names as acesim cluster's links table prints them)");
+    if (d["down"]) {
+      if (rd.scalar(d["down"], key + ".down") != "true") rd.fail(d["down"], key + ".down", "must be true (a link that is up needs no item)");
+      // A cable down takes both directions.
+      const Link l = topo.link(id);
+      const LinkId back = link_named(topo, fmt::format("dim{}:{}->{}", l.dim, topo.node_name(l.dst_node), topo.node_name(l.src_node)));
+      for (LinkId x : {id, back}) {
+        if (x >= 0) spec.degraded.down.push_back(x);
+      }
+      Topology check(spec.platform.dims);
+      for (LinkId x : spec.degraded.down) check.set_link_down(x);
+      const std::string why = check.unreachable();
+      if (!why.empty()) rd.fail(d["down"], key + ".down", why + " (acesim needs every GPU to reach every other)");
+      spec.degraded.text.push_back(fmt::format("link {} down, both ways; routes that crossed it rerouted", name));
+      continue;
+    }
+    const double share = rd.number(d["share"], key + ".share", 0.0, 1.0);
+    if (share <= 0.0) rd.fail(d["share"], key + ".share", "a share of 0 is a link down: give {link, down: true}");
     spec.degraded.links.emplace_back(id, share);
     spec.degraded.text.push_back(fmt::format("link {} at {:g} of its rate", name, share));
   }

@@ -173,6 +173,7 @@ Outcome simulate(const ClusterSpec& spec, const std::vector<const PlacedJob*>& j
   if (!healthy) {
     for (const auto& [gpu, factor] : spec.degraded.compute) pi.endpoints.set_compute_slowdown(gpu, factor);
     for (const auto& [link, share] : spec.degraded.links) pi.topology.set_link_share(link, share);
+    for (LinkId link : spec.degraded.down) pi.topology.set_link_down(link);
   }
   ClusterRecorder rec(jobs, npus);
   if (trace) rec.keep_spans();

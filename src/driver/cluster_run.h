@@ -48,13 +48,14 @@ struct ClusterJobSpec {
 
 // Degraded hardware (docs/cluster.md, "Degraded hardware"): GPUs whose
 // kernels take longer, links at a share of their rate (a NIC's links, or
-// one link by name). It holds in every run of the cluster; a run of the same
+// one link by name), links down with their routes moved to others. It holds in every run of the cluster; a run of the same
 // jobs on healthy hardware is the baseline of its effect.
 struct ClusterDegradation {
   std::vector<std::pair<Rank, double>> compute;  // GPU, factor its kernels take longer
   std::vector<std::pair<LinkId, double>> links;  // link, share of its rate
+  std::vector<LinkId> down;                      // links down (Topology::set_link_down): routes go around them
   std::vector<std::string> text;                 // each item in words
-  bool any() const { return !compute.empty() || !links.empty(); }
+  bool any() const { return !compute.empty() || !links.empty() || !down.empty(); }
 };
 
 struct ClusterSpec {

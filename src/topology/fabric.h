@@ -56,6 +56,17 @@ class DimensionFabric {
   // Appends the topology's link ids from NPU `at` to the NPU of its group
   // with coordinate `to` (!= at's).
   virtual void route(const DimPlace& p, Rank at, int to, std::vector<LinkId>& out) const = 0;
+  // With links down (`down`: per topology link id): the route from `at` to
+  // `to` over links still up, appended to `out`; false where the kind has
+  // none (the default: a kind that does not reroute).
+  virtual bool route_around(const DimPlace& p, Rank at, int to, const std::vector<bool>& down, std::vector<LinkId>& out) const {
+    (void)p; (void)at; (void)to; (void)down; (void)out;
+    return false;
+  }
+  // "" when every NPU of every group still reaches every other with `down`
+  // links down; else the first pair that cannot, in words. The default
+  // routes every pair of each group that holds a down link.
+  virtual std::string unreachable(const DimPlace& p, const std::vector<bool>& down) const;
   // Links from one NPU into the dimension (see npu_links_out()).
   virtual int npu_links_out(int npus) const = 0;
 

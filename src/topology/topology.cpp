@@ -153,6 +153,33 @@ void Topology::set_link_share(LinkId id, double share) {
   link_share_[static_cast<std::size_t>(id)] = share;
 }
 
+void Topology::set_link_down(LinkId id) {
+  if (id < 0 || id >= num_links_) throw std::invalid_argument("link " + std::to_string(id) + " does not exist");
+  if (link_down_.empty()) link_down_.assign(static_cast<std::size_t>(num_links_), false);
+  link_down_[static_cast<std::size_t>(id)] = true;
+}
+
+std::string Topology::unreachable() const {
+  if (link_down_.empty()) return "";
+  for (int d = 0; d < num_dims(); ++d) {
+    std::string why = fabrics_[d]->unreachable(place(d), link_down_);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+void Topology::avoid_down(int d, Rank at, int to, std::size_t from, std::vector<LinkId>& out) const {
+  const auto down = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(from), out.end(),
+                                 [&](LinkId l) { return link_down_[static_cast<std::size_t>(l)]; });
+  if (down == out.end()) return;
+  const LinkId dead = *down;
+  out.resize(from);
+  if (!fabrics_[d]->route_around(place(d), at, to, link_down_, out)) {
+    throw NoRoute("npu" + std::to_string(at) + " cannot reach npu" + std::to_string(with_coord(at, d, to)) + ": link " +
+                  link_name(dead) + " is down and the " + std::string(dims_[d].kind.name()) + " fabric has no other path");
+  }
+}
+
 void Topology::set_npu_link_slowdown(Rank npu, double factor) {
   if (npu < 0 || npu >= num_npus_) throw std::invalid_argument("straggler rank " + std::to_string(npu) + " does not exist");
   if (!(factor > 0.0) || !std::isfinite(factor)) throw std::invalid_argument("straggler factor must be > 0");
@@ -170,9 +197,46 @@ void Topology::route(Rank src, Rank dst, std::vector<LinkId>& out) const {
   for (int d = 0; d < num_dims(); ++d) {
     const int b = coord(dst, d);
     if (coord(at, d) == b) continue;
+    const std::size_t from = out.size();
     fabrics_[d]->route(place(d), at, b, out);
+    if (!link_down_.empty()) avoid_down(d, at, b, from, out);
     at = with_coord(at, d, b);
   }
+}
+
+std::string DimensionFabric::unreachable(const DimPlace& p, const std::vector<bool>& down) const {
+  // The groups that hold a down link: by its NPU end, else by its switch.
+  std::vector<Rank> groups;
+  const LinkId links = num_links(p);
+  for (LinkId l = 0; l < links; ++l) {
+    if (!down[static_cast<std::size_t>(p.link_base + l)]) continue;
+    const Link k = link(p, l);
+    const NodeId end = p.topo.is_npu(k.src_node) ? k.src_node : k.dst_node;
+    groups.push_back(p.topo.is_npu(end) ? p.group_of(static_cast<Rank>(end))
+                                        : static_cast<Rank>((end - p.node_base) / p.nodes_per_group));
+  }
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  std::vector<LinkId> r;
+  for (Rank g : groups) {
+    for (int a = 0; a < p.npus(); ++a) {
+      for (int b = 0; b < p.npus(); ++b) {
+        if (a == b) continue;
+        const Rank at = p.rank_in_group(g, a);
+        r.clear();
+        route(p, at, b, r);
+        const auto dead = std::find_if(r.begin(), r.end(), [&](LinkId l) { return down[static_cast<std::size_t>(l)]; });
+        if (dead == r.end()) continue;
+        const LinkId l = *dead;
+        r.clear();
+        if (!route_around(p, at, b, down, r)) {
+          return "npu" + std::to_string(at) + " cannot reach npu" + std::to_string(p.rank_in_group(g, b)) + ": link " +
+                 p.topo.link_name(l) + " is down and the " + std::string(p.topo.dim(p.dim).kind.name()) + " fabric has no other path";
+        }
+      }
+    }
+  }
+  return "";
 }
 
 int npu_links_out(const DimensionSpec& d) { return build_fabric(d, 0)->npu_links_out(d.npus); }

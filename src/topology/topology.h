@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <string_view>
@@ -142,6 +143,16 @@ class Topology {
   // Degraded hardware (a NIC at half rate, a slow link): link `id` carries
   // `share` (in (0, 1]) of its rate. Set before anything reads the links.
   void set_link_share(LinkId id, double share);
+  // A link down (a cable pulled, a port failed): routes avoid it where the
+  // dimension's kind has another path (a fat-tree's other uplinks, a ring's
+  // other way round) and route() throws NoRoute where it has none. Set
+  // before anything reads the routes; unreachable() says whether every NPU
+  // still reaches every other.
+  void set_link_down(LinkId id);
+  bool link_down(LinkId id) const { return !link_down_.empty() && link_down_[static_cast<std::size_t>(id)]; }
+  // "" when every NPU still reaches every other NPU of its groups; else the
+  // first place where one cannot, in words ("npu3's link to leaf1 is down").
+  std::string unreachable() const;
   // "dim0:npu3->npu4", "dim1:npu2->switch".
   std::string link_name(LinkId id) const;
   // The NPU whose links stand for this one when one rank stands for all:
@@ -160,6 +171,9 @@ class Topology {
 
  private:
   int dim_of_link(LinkId id) const;
+  // Replaces the route from `from` on in `out` (dimension d, `at` to
+  // coordinate `to`) by one around down links when it crosses one.
+  void avoid_down(int d, Rank at, int to, std::size_t from, std::vector<LinkId>& out) const;
   int dim_of_node(NodeId n) const;
 
   std::vector<DimensionSpec> dims_;
@@ -174,7 +188,14 @@ class Topology {
   LinkId num_links_ = 0;
   std::vector<double> npu_slowdown_;  // per NPU, empty when none is slowed
   std::vector<double> link_share_;    // per link, empty when none is degraded
+  std::vector<bool> link_down_;       // per link, empty when none is down
   NodeId num_nodes_ = 0;
+};
+
+// A route that links down leave no path for.
+class NoRoute : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Links leaving one NPU in a dimension of this spec's kind and size, each of

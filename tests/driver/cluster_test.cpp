@@ -171,6 +171,41 @@ TEST_F(Cluster, DegradedHardwareClosedForms) {
   EXPECT_EQ(with("[{gpu: 1, compute: 3}]").iteration_ps, 40 * kMs);
 }
 
+// A link down: its routes move to the leaf's other uplink. With one uplink
+// per node (leaf_size 2, no oversubscription) two spread jobs share nothing
+// (20 ms each); with leaf0's uplink to spine0 down, job a's transfers both
+// ways go over spine1 beside job b's, and each gets half: 40 ms, where each
+// alone on the same fabric still takes 20 ms.
+TEST_F(Cluster, ALinkDownMovesItsTrafficOntoAnotherJobsUplink) {
+  const auto with = [&](const std::string& degraded) {
+    return run("platform: " + platform() + "\nnodes: 4\nfabric: {kind: fat-tree, leaf_size: 2}\n" + degraded +
+               "jobs:\n  - {name: a, placement: '0,2', iterations: 3, collective: {bytes: 1GB}}\n"
+               "  - {name: b, placement: '1,3', iterations: 3, collective: {bytes: 1GB}}\n")
+        .report;
+  };
+  const ClusterReport healthy = with("");
+  for (const ClusterJobReport& j : healthy.jobs) {
+    EXPECT_EQ(j.iteration_ps, 20 * kMs);
+    EXPECT_DOUBLE_EQ(j.slowdown, 1.0);
+  }
+  const ClusterReport down = with("degraded: [{link: 'dim0:leaf0->spine0', down: true}]\n");
+  ASSERT_EQ(down.degraded, (std::vector<std::string>{"link dim0:leaf0->spine0 down, both ways; routes that crossed it rerouted"}));
+  for (const ClusterJobReport& j : down.jobs) {
+    EXPECT_EQ(j.healthy_iteration_ps, 20 * kMs) << j.name;
+    EXPECT_EQ(j.alone_iteration_ps, 20 * kMs) << j.name;
+    EXPECT_EQ(j.iteration_ps, 40 * kMs) << j.name;
+    EXPECT_DOUBLE_EQ(j.slowdown, 2.0);
+  }
+  // No byte crossed the link, nor its other direction; spine1's carry both jobs'.
+  for (const ClusterLinkReport& l : down.links) {
+    EXPECT_NE(l.name, "dim0:leaf0->spine0");
+    EXPECT_NE(l.name, "dim0:spine0->leaf0");
+  }
+  EXPECT_EQ(down.links[0].name, "dim0:leaf0->spine1");
+  EXPECT_NEAR(down.links[0].bytes_by_job[0], 3e9, 1.0);
+  EXPECT_NEAR(down.links[0].bytes_by_job[1], 3e9, 1.0);
+}
+
 // Every GPU's kernels vary (a lognormal of median 1, drawn per GPU): a
 // synchronous job waits for its slowest GPU, so the larger the job, the
 // more it loses (packed jobs from node 0 hold each smaller one's GPUs).
@@ -215,7 +250,16 @@ TEST_F(Cluster, BadFilesNameLineAndKey) {
   EXPECT_EQ(error(head + "  - {name: a, nodes: 2, collective: {bytes: -1GB}}\n").rfind(f + ":4: jobs[0].collective: ", 0), 0u);
   const std::string job = "  - {nodes: 1, collective: {bytes: 1GB}}\n";
   EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf0->spine0', share: 0}]\njobs:\n" + job),
-            f + ":3: degraded[0].share: a link down needs its traffic rerouted, which acesim's fabrics do not do yet; give a share above 0");
+            f + ":3: degraded[0].share: a share of 0 is a link down: give {link, down: true}");
+  // fat_tree_nodes.yaml has one uplink a leaf: with it down, leaf0 is cut off.
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf0->spine0', down: true}]\njobs:\n" + job),
+            f + ":3: degraded[0].down: no path from leaf0 to leaf1: every switch between them has a link down (acesim needs every GPU to reach every other)");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\nfabric: {kind: fat-tree, leaf_size: 2}\ndegraded:\n  - {link: 'dim0:spine0->leaf0', down: true}\n  - {link: 'dim0:npu3->leaf1', down: true}\njobs:\n" + job),
+            f + ":6: degraded[1].down: npu3 has one link to its leaf and dim0:npu3->leaf1 is down: nothing else reaches it (acesim needs every GPU to reach every other)");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf0->spine0', down: false}]\njobs:\n" + job),
+            f + ":3: degraded[0].down: must be true (a link that is up needs no item)");
+  EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf0->spine0', down: true, share: 0.5}]\njobs:\n" + job),
+            f + ":3: degraded[0]: give {gpu, compute}, {gpu, nic}, {link, share} or {link, down: true}");
   EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf9->spine0', share: 0.5}]\njobs:\n" + job),
             f + ":3: degraded[0].link: no link 'dim0:leaf9->spine0' (names as acesim cluster's links table prints them)");
   EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{gpu: 4, compute: 2}]\njobs:\n" + job),

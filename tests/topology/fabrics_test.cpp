@@ -118,6 +118,97 @@ TEST(Fabrics, FatTreeThreeTiersCrossesCoresBetweenPods) {
   EXPECT_EQ(rails.node_name(rails.num_nodes() - 1), "spine1/3");
 }
 
+LinkId link_named(const Topology& t, const std::string& name) {
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    if (t.link_name(l) == name) return l;
+  }
+  ADD_FAILURE() << "no link " << name;
+  return 0;
+}
+
+// Every route arrives and crosses no link that is down.
+void expect_routes_avoid_down_links(const Topology& t) {
+  expect_all_routes_arrive(t);
+  std::vector<LinkId> r;
+  for (Rank a = 0; a < t.num_npus(); ++a) {
+    for (Rank b = 0; b < t.num_npus(); ++b) {
+      r.clear();
+      t.route(a, b, r);
+      for (LinkId l : r) ASSERT_FALSE(t.link_down(l)) << a << "->" << b << " crosses " << t.link_name(l);
+    }
+  }
+}
+
+// A link down: a fat-tree spreads the destinations that crossed it over the
+// uplinks whose paths are still whole (d-mod-k over those); routes that did
+// not cross it keep theirs.
+TEST(Fabrics, FatTreeRoutesAroundALinkDown) {
+  // 8 NPUs, 4 per leaf, no oversubscription: 4 uplinks a leaf.
+  Topology t({fat_tree(8, 100, 10, {{"leaf_size", 4}})});
+  EXPECT_EQ(t.node_name(node_path(t, 0, 6)[2]), "spine2");  // 6 mod 4
+  EXPECT_EQ(t.unreachable(), "");
+  t.set_link_down(link_named(t, "dim0:leaf0->spine2"));
+  EXPECT_TRUE(t.link_down(link_named(t, "dim0:leaf0->spine2")));
+  EXPECT_FALSE(t.link_down(link_named(t, "dim0:spine2->leaf0")));
+  // From leaf0 the whole paths to leaf1 are spines 0, 1, 3: 6 mod 3 = 0.
+  EXPECT_EQ(t.node_name(node_path(t, 0, 6)[2]), "spine0");
+  EXPECT_EQ(t.node_name(node_path(t, 0, 5)[2]), "spine1");  // its own, 5 mod 4: whole, kept
+  EXPECT_EQ(t.node_name(node_path(t, 0, 7)[2]), "spine3");  // 7 mod 4: whole, kept
+  // Into leaf0 the way down from spine 2 is still up: 4 -> 2 keeps spine 2.
+  EXPECT_EQ(t.node_name(node_path(t, 4, 2)[2]), "spine2");
+  EXPECT_EQ(t.unreachable(), "");
+  expect_routes_avoid_down_links(t);
+  // A three-tier tree: a core link down moves the plane's traffic to the
+  // plane's other core.
+  Topology t3({fat_tree(16, 100, 10, {{"tiers", 3}, {"leaf_size", 2}, {"pod_size", 2}})});
+  EXPECT_EQ(t3.node_name(node_path(t3, 0, 15)[3]), "core1.1");
+  t3.set_link_down(link_named(t3, "dim0:agg0.1->core1.1"));
+  EXPECT_EQ(t3.node_name(node_path(t3, 0, 15)[3]), "core1.0");
+  EXPECT_EQ(t3.node_name(node_path(t3, 0, 15)[2]), "agg0.1");
+  expect_routes_avoid_down_links(t3);
+  // All of leaf0's uplinks down: it reaches nothing outside itself.
+  Topology cut({fat_tree(8, 100, 10, {{"leaf_size", 4}, {"oversubscription", 2}})});
+  cut.set_link_down(link_named(cut, "dim0:leaf0->spine0"));
+  cut.set_link_down(link_named(cut, "dim0:leaf0->spine1"));
+  EXPECT_EQ(cut.unreachable(), "no path from leaf0 to leaf1: every switch between them has a link down");
+  std::vector<LinkId> r;
+  EXPECT_THROW(cut.route(0, 5, r), NoRoute);
+  r.clear();
+  cut.route(0, 3, r);  // within the leaf: still there
+  EXPECT_EQ(r.size(), 2u);
+  // An NPU has one link to its leaf.
+  Topology lone({fat_tree(8, 100, 10, {{"leaf_size", 4}})});
+  lone.set_link_down(link_named(lone, "dim0:leaf1->npu5"));
+  EXPECT_EQ(lone.unreachable(), "npu5 has one link to its leaf and dim0:leaf1->npu5 is down: nothing else reaches it");
+}
+
+// A ring link down: the route goes the other way round. A switch has no
+// other way.
+TEST(Fabrics, RingRoutesTheOtherWayRoundALinkDown) {
+  Topology t({dim(DimKind::kRing, 4, 100, 10), dim(DimKind::kSwitch, 2, 50, 10)});
+  EXPECT_EQ(node_path(t, 0, 1), (std::vector<NodeId>{0, 1}));
+  t.set_link_down(link_named(t, "dim0:npu0->npu1"));
+  EXPECT_EQ(node_path(t, 0, 1), (std::vector<NodeId>{0, 3, 2, 1}));
+  EXPECT_EQ(node_path(t, 0, 2), (std::vector<NodeId>{0, 3, 2}));  // a tie went the positive way
+  EXPECT_EQ(node_path(t, 1, 0), (std::vector<NodeId>{1, 0}));     // the other direction is up
+  // Across both dimensions: dimension 0 first, around the link.
+  EXPECT_EQ(node_path(t, 0, 5), (std::vector<NodeId>{0, 3, 2, 1, 9, 5}));
+  EXPECT_EQ(t.unreachable(), "");
+  expect_routes_avoid_down_links(t);
+  t.set_link_down(link_named(t, "dim0:npu2->npu1"));
+  EXPECT_EQ(t.unreachable(), "npu0 cannot reach npu1: link dim0:npu0->npu1 is down and the ring fabric has no other path");
+  Topology s({dim(DimKind::kSwitch, 4, 100, 10)});
+  s.set_link_down(link_named(s, "dim0:npu2->switch"));
+  EXPECT_EQ(s.unreachable(), "npu2 cannot reach npu0: link dim0:npu2->switch is down and the switch fabric has no other path");
+  std::vector<LinkId> r;
+  try {
+    s.route(2, 3, r);
+    ADD_FAILURE() << "routed over a link that is down";
+  } catch (const NoRoute& e) {
+    EXPECT_STREQ(e.what(), "npu2 cannot reach npu3: link dim0:npu2->switch is down and the switch fabric has no other path");
+  }
+}
+
 // Ring all-reduce across nodes on rails: 2(n-1) steps of S/n over two links.
 TEST(Fabrics, RingAllReduceOnRailsIsTheClosedForm) {
   for (std::string backend : {"fluid", "analytical"}) {

@@ -13,7 +13,12 @@
 //
 // Routes: shortest paths, spread as InfiniBand's d-mod-k routing does,
 // deterministically: to NPU j the uplink of a leaf is j mod A and the core
-// switch (j / A) mod pod_size. An NPU's links have the dimension's latency
+// switch (j / A) mod pod_size. With links down (Topology::set_link_down), a
+// route that would cross one is spread the same way over the paths still
+// up: uplink ups[j mod |ups|] of the uplinks whose path to the destination
+// leaf is whole, then the same over its plane's cores, as a subnet manager
+// spreads destinations over the ports left after a re-sweep. An NPU's one
+// link to its leaf has no alternative. An NPU's links have the dimension's latency
 // (its NIC and first switch); switch-to-switch links `switch_latency_ns`
 // (default: the same).
 //
@@ -21,6 +26,7 @@
 // (up, down) leaf by leaf, then 2 per aggregation-to-core link; groups one
 // after another. Nodes per group: leaves, then aggregation switches (the
 // spines of two tiers), then cores.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -103,26 +109,64 @@ class FatTreeFabric final : public DimensionFabric {
 
   void route(const DimPlace& p, Rank at, int to, std::vector<LinkId>& out) const override {
     const Geometry g = geometry(p.npus());
-    const LinkId base = p.link_base + static_cast<LinkId>(p.group_of(at)) * g.per_group();
+    const int c = g.cores > 0 ? (to / g.up) % g.cores : 0;
+    emit(g, base(p, g, at), p.coord(at), to, g.up > 0 ? to % g.up : 0, c, out);
+  }
+
+  bool route_around(const DimPlace& p, Rank at, int to, const std::vector<bool>& down, std::vector<LinkId>& out) const override {
+    const Geometry g = geometry(p.npus());
+    const LinkId b = base(p, g, at);
     const int from = p.coord(at);
+    const auto is_down = [&](LinkId l) { return static_cast<bool>(down[static_cast<std::size_t>(l)]); };
+    if (is_down(b + 2 * static_cast<LinkId>(from)) || is_down(b + 2 * static_cast<LinkId>(to) + 1)) return false;
     const int li = from / g.leaf;
     const int lj = to / g.leaf;
-    out.push_back(base + 2 * static_cast<LinkId>(from));
-    if (li != lj) {
-      const int a = to % g.up;
-      const LinkId leaf_base = base + g.npu_links();
-      out.push_back(leaf_base + 2 * (static_cast<LinkId>(li) * g.up + a));
-      const int qi = li / g.pod;
-      const int qj = lj / g.pod;
-      if (qi != qj) {
-        const int c = (to / g.up) % g.cores;
-        const LinkId core_base = leaf_base + g.leaf_links();
-        out.push_back(core_base + 2 * ((static_cast<LinkId>(qi) * g.up + a) * g.cores + c));
-        out.push_back(core_base + 2 * ((static_cast<LinkId>(qj) * g.up + a) * g.cores + c) + 1);
-      }
-      out.push_back(leaf_base + 2 * (static_cast<LinkId>(lj) * g.up + a) + 1);
+    if (li == lj) return false;  // only the two NPU links, both up: route() had it
+    // d-mod-k over the uplinks (and cores) whose whole path is up.
+    std::vector<int> ups;
+    for (int a = 0; a < g.up; ++a) {
+      if (open_cores(g, b, li, lj, a, is_down) > 0) ups.push_back(a);
     }
-    out.push_back(base + 2 * static_cast<LinkId>(to) + 1);
+    if (ups.empty()) return false;
+    const int a = ups[static_cast<std::size_t>(to) % ups.size()];
+    int c = 0;
+    if (li / g.pod != lj / g.pod) {
+      std::vector<int> cores;
+      for (int k = 0; k < g.cores; ++k) {
+        if (path_up(g, b, li, lj, a, k, is_down)) cores.push_back(k);
+      }
+      c = cores[static_cast<std::size_t>(to / g.up) % cores.size()];
+    }
+    emit(g, b, from, to, a, c, out);
+    return true;
+  }
+
+  std::string unreachable(const DimPlace& p, const std::vector<bool>& down) const override {
+    const Geometry g = geometry(p.npus());
+    const LinkId per = g.per_group();
+    const auto is_down = [&](LinkId l) { return static_cast<bool>(down[static_cast<std::size_t>(l)]); };
+    for (Rank group = 0; per > 0 && group < p.num_groups(); ++group) {
+      const LinkId b = p.link_base + static_cast<LinkId>(group) * per;
+      if (std::none_of(down.begin() + b, down.begin() + b + per, [](bool x) { return x; })) continue;
+      for (int c = 0; c < g.n; ++c) {
+        const LinkId l = b + 2 * static_cast<LinkId>(c);
+        if (is_down(l) || is_down(l + 1)) {
+          return "npu" + std::to_string(p.rank_in_group(group, c)) + " has one link to its leaf and " + p.topo.link_name(is_down(l) ? l : l + 1) +
+                 " is down: nothing else reaches it";
+        }
+      }
+      for (int li = 0; li < g.leaves; ++li) {
+        for (int lj = 0; lj < g.leaves; ++lj) {
+          bool open = li == lj;
+          for (int a = 0; a < g.up && !open; ++a) open = open_cores(g, b, li, lj, a, is_down) > 0;
+          if (!open) {
+            return "no path from " + p.topo.node_name(p.group_node(group, li)) + " to " + p.topo.node_name(p.group_node(group, lj)) +
+                   ": every switch between them has a link down";
+          }
+        }
+      }
+    }
+    return "";
   }
 
   int npu_links_out(int npus) const override { (void)npus; return 1; }
@@ -147,6 +191,52 @@ class FatTreeFabric final : public DimensionFabric {
 
  private:
   Geometry geometry(int npus) const { return Geometry(npus, tiers_, leaf_size_, oversubscription_, pod_size_); }
+
+  // The first link id of `at`'s group.
+  static LinkId base(const DimPlace& p, const Geometry& g, Rank at) {
+    return p.link_base + static_cast<LinkId>(p.group_of(at)) * g.per_group();
+  }
+  static LinkId leaf_up(const Geometry& g, LinkId b, int leaf, int a) { return b + g.npu_links() + 2 * (static_cast<LinkId>(leaf) * g.up + a); }
+  static LinkId core_up(const Geometry& g, LinkId b, int pod, int a, int c) {
+    return b + g.npu_links() + g.leaf_links() + 2 * ((static_cast<LinkId>(pod) * g.up + a) * g.cores + c);
+  }
+
+  // Whether the path from leaf li to leaf lj over uplink a (and core c of
+  // plane a, between pods) has every link up.
+  template <class Down>
+  static bool path_up(const Geometry& g, LinkId b, int li, int lj, int a, int c, const Down& down) {
+    if (down(leaf_up(g, b, li, a)) || down(leaf_up(g, b, lj, a) + 1)) return false;
+    const int qi = li / g.pod;
+    const int qj = lj / g.pod;
+    return qi == qj || (!down(core_up(g, b, qi, a, c)) && !down(core_up(g, b, qj, a, c) + 1));
+  }
+  // How many cores of plane a a path from li to lj over uplink a may take (1 within a pod).
+  template <class Down>
+  static int open_cores(const Geometry& g, LinkId b, int li, int lj, int a, const Down& down) {
+    if (li / g.pod == lj / g.pod) return path_up(g, b, li, lj, a, 0, down) ? 1 : 0;
+    int n = 0;
+    for (int c = 0; c < g.cores; ++c) n += path_up(g, b, li, lj, a, c, down) ? 1 : 0;
+    return n;
+  }
+
+  // The route from NPU `from` to NPU `to` of the group at link id b, over
+  // uplink a and (between pods) core c of plane a.
+  static void emit(const Geometry& g, LinkId b, int from, int to, int a, int c, std::vector<LinkId>& out) {
+    const int li = from / g.leaf;
+    const int lj = to / g.leaf;
+    out.push_back(b + 2 * static_cast<LinkId>(from));
+    if (li != lj) {
+      out.push_back(leaf_up(g, b, li, a));
+      const int qi = li / g.pod;
+      const int qj = lj / g.pod;
+      if (qi != qj) {
+        out.push_back(core_up(g, b, qi, a, c));
+        out.push_back(core_up(g, b, qj, a, c) + 1);
+      }
+      out.push_back(leaf_up(g, b, lj, a) + 1);
+    }
+    out.push_back(b + 2 * static_cast<LinkId>(to) + 1);
+  }
 
   int tiers_;
   int leaf_size_;
