@@ -20,7 +20,14 @@
 #include "config/yaml_reader.h"
 #include "engine/random.h"
 #include "topology/topology_kinds.h"
+#include "chakra/chakra_trace.h"
+#include "config/limits.h"
+#include "driver/chakra_run.h"
+#include "driver/llm_run.h"
+#include "platform/platform_instance.h"
+#include "workload/formats/chakra_workload.h"
 #include "workload/formats/simai_workload.h"
+#include "workload/graph/training_lowering.h"
 #include "workload/llm/llm_graph.h"
 #include "workload/llm/simai_job.h"
 #include "workload/models/models.h"
@@ -136,11 +143,42 @@ std::string nodes_text(const std::vector<long long>& nodes) {
   return s;
 }
 
+bool read_bool(const Reader& rd, const YAML::Node& n, const std::string& key) {
+  const std::string v = rd.scalar(n, key);
+  if (v != "true" && v != "false") rd.fail(n, key, "expected true or false, got '" + v + "'");
+  return v == "true";
+}
+
+// A job of pipeline stages (an LLM plan, a SimAI file): rank r's graph over
+// listed ranks, each iteration ending at its iteration_end node.
+std::function<JobRankGraph(Rank)> staged_builder(std::shared_ptr<const StagedJob> staged, std::shared_ptr<const Topology> topo) {
+  return [staged, topo](Rank r) {
+    LlmRankGraph g = staged->build(r, true);
+    JobRankGraph out{std::move(g.graph), {}, {}};
+    out.iteration_of.assign(out.graph.size(), -1);
+    for (std::size_t k = 0; k < g.iteration_end.size(); ++k) out.iteration_of[g.iteration_end[k]] = static_cast<int>(k);
+    return out;
+  };
+}
+
+// What the graphs of a job's ranks may hold, over all of them, and the
+// limit `acesim run` keeps to.
+double check_graph_memory(const Reader& rd, const YAML::Node& n, const std::string& key, const StagedJob& staged, long long ranks) {
+  const double bytes = staged.estimated_bytes_per_rank() * static_cast<double>(ranks);
+  if (bytes > limits::kMaxGraphBytes) {
+    rd.fail(n, key, fmt::format("its {} ranks' graphs would hold about {:.3g} nodes ({:.4g} a rank: {}), about {:.1f} GiB; "
+                                "the limit is 8 GiB: fewer micro-batches or iterations",
+                                ranks, staged.estimated_nodes_per_rank() * static_cast<double>(ranks), staged.estimated_nodes_per_rank(),
+                                staged.estimate_terms(), bytes / (1ULL << 30)));
+  }
+  return bytes;
+}
+
 // An LLM job's plan and graphs builder on its own nodes.
 void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, const PlatformConfig& platform, ClusterJobSpec& job) {
   yaml::check_map(l, rd.file, key,
                   {"model", "tp", "pp", "dp", "cp", "ep", "zero", "micro_batch", "global_batch", "virtual_stages", "sequence_parallel",
-                   "schedule", "recompute", "attention", "iterations", "precision"});
+                   "schedule", "recompute", "attention", "iterations", "precision", "allow_oom"});
   yaml::require(l, "model", rd.file, key);
   TrainingRequest req;
   req.model = rd.scalar(l["model"], key + ".model");
@@ -158,14 +196,11 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
   opt_int("micro_batch", o.micro_batch, 1, 1 << 16);
   opt_int("global_batch", o.global_batch, 1, 1 << 30);
   opt_int("virtual_stages", o.virtual_stages, 1, 1024);
-  if (l["sequence_parallel"]) {
-    const std::string v = rd.scalar(l["sequence_parallel"], key + ".sequence_parallel");
-    if (v != "true" && v != "false") rd.fail(l["sequence_parallel"], key + ".sequence_parallel", "expected true or false, got '" + v + "'");
-    o.sequence_parallel = v == "true";
-  }
+  if (l["sequence_parallel"]) o.sequence_parallel = read_bool(rd, l["sequence_parallel"], key + ".sequence_parallel");
   if (l["schedule"]) o.schedule = rd.scalar(l["schedule"], key + ".schedule");
   if (l["recompute"]) o.recompute = rd.scalar(l["recompute"], key + ".recompute");
   if (l["attention"]) o.attention = rd.scalar(l["attention"], key + ".attention");
+  const bool allow_oom = l["allow_oom"] && read_bool(rd, l["allow_oom"], key + ".allow_oom");
   LlmOptions lo;
   lo.iterations = l["iterations"] ? static_cast<int>(rd.integer(l["iterations"], key + ".iterations", 1, 100)) : 2;
   if (l["precision"]) {
@@ -190,9 +225,15 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
       rd.fail(l["model"], key + ".model", "'" + req.model + "' is not a transformer model (a built-in LLM or a model file)");
     }
     auto llm = std::make_shared<const LlmJob>(*shape, llm_plan(o, *shape, *job.topology), *job.topology, lo);
+    const std::optional<MemoryBreakdown> worst = worst_stage_memory(*llm);
+    if (worst && !allow_oom && !fits_in_hbm(*worst, platform.npu.hbm_capacity_GB)) {
+      rd.fail(l, key, "the plan does not fit in HBM: " + format_memory(*worst, platform.npu.hbm_capacity_GB) +
+                          " (allow_oom: true runs it anyway; more tp/pp, zero, recompute or a smaller micro_batch need less)");
+    }
+    job.graph_bytes = check_graph_memory(rd, l, key, *llm, job.topology->num_npus());
     job.what = fmt::format("{} ({})", shape->name, llm->plan_text());
     job.iterations = lo.iterations;
-    job.llm = std::move(llm);
+    job.build = staged_builder(std::move(llm), job.topology);
   });
 }
 
@@ -210,9 +251,126 @@ void read_simai(const Reader& rd, const YAML::Node& n, const std::string& key, c
   job.topology = std::make_shared<const Topology>(own.dims);
   rd.located(n, key, [&] {
     auto simai = std::make_shared<const SimaiJob>(read_simai_workload(file), *job.topology, so);
+    job.graph_bytes = check_graph_memory(rd, n, key, *simai, job.topology->num_npus());
     job.what = fmt::format("SimAI {} ({})", f.filename().string(), simai->plan_text());
     job.iterations = so.iterations;
-    job.llm = std::move(simai);
+    job.build = staged_builder(std::move(simai), job.topology);
+  });
+}
+
+// A file named in the cluster file: as given when absolute, else relative to it.
+std::string beside(const Reader& rd, const std::string& name) {
+  const std::filesystem::path f(name);
+  return f.is_absolute() ? name : (std::filesystem::path(rd.folder) / f).string();
+}
+
+// Rank r's copy of a graph every rank runs: its collectives over r's groups,
+// each compute and collective node counted toward its iteration, a
+// collective's with its layer's update.
+JobRankGraph training_rank_graph(const Workload& w, const TrainingGraph& g, const Topology& topo, Rank r) {
+  JobRankGraph out{g.graph, {}, {}};
+  out.graph.list_groups(topo, r);
+  out.iteration_of.assign(out.graph.size(), -1);
+  out.tail_ps.assign(out.graph.size(), 0);
+  for (std::uint32_t i = 0; i < out.graph.size(); ++i) {
+    const TrainingStep& s = g.steps[i];
+    const WorkNodeKind kind = out.graph.node(i).kind;
+    if (kind != WorkNodeKind::kCompute && kind != WorkNodeKind::kCollective) continue;
+    out.iteration_of[i] = s.iteration;
+    if (kind == WorkNodeKind::kCollective) out.tail_ps[i] = w.layers[static_cast<std::size_t>(s.layer)].update_ps;
+  }
+  return out;
+}
+
+// A built-in model's layer table (ResNet-50, DLRM, ...) or a model file as a
+// job on its own nodes, lowered as `acesim run --model` lowers it.
+void read_model(const Reader& rd, const YAML::Node& n, const std::string& key, const PlatformConfig& platform, ClusterJobSpec& job) {
+  yaml::check_map(n, rd.file, key, {"name", "batch", "precision", "iterations"});
+  yaml::require(n, "name", rd.file, key);
+  TrainingRequest req;
+  req.model = rd.scalar(n["name"], key + ".name");
+  if (req.model.ends_with(".yaml") || req.model.ends_with(".yml")) req.model = beside(rd, req.model);
+  if (n["batch"]) req.batch = static_cast<int>(rd.integer(n["batch"], key + ".batch", 1, 1'000'000));
+  if (n["precision"]) req.precision = rd.scalar(n["precision"], key + ".precision");
+  req.iterations = n["iterations"] ? static_cast<int>(rd.integer(n["iterations"], key + ".iterations", 1, 100)) : 2;
+  PlatformConfig own = platform;
+  set_nodes(own, static_cast<long long>(job.nodes.size()), key);
+  auto topo = std::make_shared<const Topology>(own.dims);
+  job.topology = topo;
+  rd.located(n, key, [&] {
+    auto w = std::make_shared<const Workload>(load_workload(req, own, *topo));
+    const PlatformInstance pi(own, true);
+    auto g = std::make_shared<const TrainingGraph>(lower_training(*w, [&](const Kernel& k) { return pi.endpoints.isolated_seconds(k) > 0.0; }));
+    const double bytes = StagedJob::kBytesPerNode * g->graph.size() * static_cast<double>(topo->num_npus());
+    if (bytes > limits::kMaxGraphBytes) {
+      rd.fail(n, key, fmt::format("its {} ranks' graphs would hold {} nodes each, about {:.1f} GiB; the limit is 8 GiB: fewer iterations",
+                                  topo->num_npus(), g->graph.size(), bytes / (1ULL << 30)));
+    }
+    job.graph_bytes = bytes;
+    job.what = fmt::format("{} ({})", w->name, w->parallelism);
+    job.iterations = w->iterations;
+    job.build = [w, g, topo](Rank r) { return training_rank_graph(*w, *g, *topo, r); };
+  });
+}
+
+// Chakra traces PREFIX.<rank>.et, one per GPU of the job, as `acesim run
+// --chakra` runs them: `iterations` passes over them, each ProfilerStep an
+// iteration.
+void read_chakra(const Reader& rd, const YAML::Node& n, const std::string& key, const PlatformConfig& platform, ClusterJobSpec& job) {
+  yaml::check_map(n, rd.file, key, {"prefix", "iterations", "groups", "flops"});
+  yaml::require(n, "prefix", rd.file, key);
+  const std::string prefix = beside(rd, rd.scalar(n["prefix"], key + ".prefix"));
+  const int passes = n["iterations"] ? static_cast<int>(rd.integer(n["iterations"], key + ".iterations", 1, 100)) : 1;
+  const bool roofline = n["flops"] && read_bool(rd, n["flops"], key + ".flops");
+  PlatformConfig own = platform;
+  set_nodes(own, static_cast<long long>(job.nodes.size()), key);
+  auto topo = std::make_shared<const Topology>(own.dims);
+  job.topology = topo;
+  rd.located(n, key, [&] {
+    const Rank gpus = topo->num_npus();
+    auto traces = std::make_shared<std::vector<chakra::Trace>>(chakra::read_traces(prefix, static_cast<int>(gpus)));
+    check_chakra_traces(*traces, gpus);
+    std::shared_ptr<ChakraGroups> groups;
+    if (n["groups"]) {
+      groups = std::make_shared<ChakraGroups>(read_chakra_groups(beside(rd, rd.scalar(n["groups"], key + ".groups")), *topo));
+      check_chakra_groups(*traces, *groups);
+      list_divergent_groups(*traces, *groups);
+    }
+    // Each node's iteration: its pass's ProfilerStep (as run_chakra labels them).
+    auto labels = std::make_shared<std::vector<std::vector<int>>>();
+    int iterations = 1;
+    double nodes = 0.0;
+    for (chakra::Trace& t : *traces) {
+      int markers = 0;
+      const std::vector<int> own_labels = chakra_iteration_labels(t, markers);
+      const int per_pass = std::max(1, markers);
+      iterations = std::max(iterations, passes * per_pass);
+      const std::size_t n0 = t.nodes.size();
+      if (passes > 1) t = repeat_trace(t, passes);
+      std::vector<int>& l = labels->emplace_back(t.nodes.size(), 0);
+      for (std::size_t j = 0; j < l.size(); ++j) {
+        const auto [pass, i] = passes > 1 ? std::pair<int, std::size_t>{static_cast<int>(j / (n0 + 1)), j % (n0 + 1)}
+                                          : std::pair<int, std::size_t>{0, j};
+        l[j] = pass * per_pass + (i < own_labels.size() ? own_labels[i] : per_pass - 1);
+      }
+      nodes += static_cast<double>(t.nodes.size());
+    }
+    if (StagedJob::kBytesPerNode * nodes > limits::kMaxGraphBytes) {
+      rd.fail(n, key, fmt::format("its traces over {} passes hold {:.3g} nodes, about {:.1f} GiB as graphs; the limit is 8 GiB", passes,
+                                  nodes, StagedJob::kBytesPerNode * nodes / (1ULL << 30)));
+    }
+    job.graph_bytes = StagedJob::kBytesPerNode * nodes;
+    job.what = fmt::format("Chakra {}.<rank>.et, {} pass{}", std::filesystem::path(prefix).filename().string(), passes, passes > 1 ? "es" : "");
+    job.iterations = iterations;
+    job.build = [traces, groups, labels, topo, roofline](Rank r) {
+      ChakraBinding b;
+      b.roofline = roofline;
+      b.groups = groups.get();
+      b.rank = r;
+      JobRankGraph out{chakra_graph((*traces)[static_cast<std::size_t>(r)], *topo, b), (*labels)[static_cast<std::size_t>(r)], {}};
+      out.graph.list_groups(*topo, r);
+      return out;
+    };
   });
 }
 
@@ -368,7 +526,7 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
   for (std::size_t i : order) {
     const std::string key = fmt::format("jobs[{}]", i);
     const YAML::Node j = jobs[i];
-    yaml::check_map(j, path, key, {"name", "nodes", "placement", "start_ms", "iterations", "collective", "llm", "simai"});
+    yaml::check_map(j, path, key, {"name", "nodes", "placement", "start_ms", "iterations", "collective", "llm", "simai", "model", "chakra"});
     ClusterJobSpec& job = spec.jobs[i];
     job.name = j["name"] ? rd.scalar(j["name"], key + ".name") : fmt::format("job{}", i);
     if (!names.insert(job.name).second) rd.fail(j["name"], key + ".name", "'" + job.name + "' names another job too");
@@ -406,8 +564,8 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
     }
     job.placement += ": nodes " + nodes_text(job.nodes);
     if (j["start_ms"]) job.start_ps = ns_to_ps(1e6 * rd.number(j["start_ms"], key + ".start_ms", 0.0, 1e9));
-    const int workloads = (j["collective"] ? 1 : 0) + (j["llm"] ? 1 : 0) + (j["simai"] ? 1 : 0);
-    if (workloads != 1) rd.fail(j, key, "give a job one workload: collective, llm or simai");
+    const int workloads = (j["collective"] ? 1 : 0) + (j["llm"] ? 1 : 0) + (j["simai"] ? 1 : 0) + (j["model"] ? 1 : 0) + (j["chakra"] ? 1 : 0);
+    if (workloads != 1) rd.fail(j, key, "give a job one workload: collective, llm, simai, model or chakra");
     const bool coll = static_cast<bool>(j["collective"]);
     if (coll) {
       const std::string ck = key + ".collective";
@@ -431,9 +589,24 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
       if (j["iterations"]) rd.fail(j["iterations"], key + ".iterations", "an llm job gives its iterations in llm.iterations");
       read_llm(rd, j["llm"], key + ".llm", spec.platform, job);
     } else {
-      if (j["iterations"]) rd.fail(j["iterations"], key + ".iterations", "a simai job gives its iterations in simai.iterations");
-      read_simai(rd, j["simai"], key + ".simai", spec.platform, job);
+      const char* kind = j["simai"] ? "simai" : j["model"] ? "model" : "chakra";
+      if (j["iterations"]) rd.fail(j["iterations"], key + ".iterations", fmt::format("a {0} job gives its iterations in {0}.iterations", kind));
+      const YAML::Node w = j[kind];
+      const std::string wk = key + "." + kind;
+      if (j["simai"]) {
+        read_simai(rd, w, wk, spec.platform, job);
+      } else if (j["model"]) {
+        read_model(rd, w, wk, spec.platform, job);
+      } else {
+        read_chakra(rd, w, wk, spec.platform, job);
+      }
     }
+  }
+  double bytes = 0.0;
+  for (const ClusterJobSpec& job : spec.jobs) bytes += job.graph_bytes;
+  if (bytes > limits::kMaxGraphBytes) {
+    rd.fail(jobs, "jobs", fmt::format("the jobs' graphs would hold about {:.1f} GiB together; the limit is 8 GiB: fewer or smaller jobs, "
+                                      "fewer iterations", bytes / (1ULL << 30)));
   }
   if (root["degraded"]) read_degraded(rd, root["degraded"], spec);
   if (root["variability"]) read_variability(rd, root["variability"], spec);

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "api/api.h"
+#include "config/platform.h"
+#include "workload/workload.h"
 #include "topology/topology.h"
 #include "workload/models/models.h"
 
@@ -25,6 +27,11 @@ ParallelPlan llm_plan(const TrainingRequest::Llm& options, const TransformerShap
 
 void run_llm_request(const TrainingRequest& request, const TransformerShape& shape,
                      const std::vector<std::string>& executors, const Topology& topo, TrainingRun& run);
+
+// The layer-table workload a request names (a built-in model, a model file
+// or an ASTRA-sim table), else the platform file's, else ResNet-50; with
+// its --batch, --precision and --iterations. Throws InputError.
+Workload load_workload(const TrainingRequest& request, const PlatformConfig& platform, const Topology& topo);
 
 // Whether `--workload FILE` is a SimAI/AICB file: `--format simai`, or no
 // --format and a SimAI header (workload/formats/simai_workload.h).

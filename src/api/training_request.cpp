@@ -76,6 +76,8 @@ WorkloadConfig workload_config(const TrainingRequest& o, const PlatformConfig& p
   return wc;
 }
 
+}  // namespace
+
 Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform, const Topology& topo) {
   const WorkloadConfig wc = workload_config(o, platform);
   Workload w;
@@ -103,6 +105,8 @@ Workload load_workload(const TrainingRequest& o, const PlatformConfig& platform,
   w.iterations = wc.iterations;
   return w;
 }
+
+namespace {
 
 void run_chakra_traces(const TrainingRequest& o, const std::vector<std::string>& executors, const Topology& topo,
                        TrainingRun& run) {

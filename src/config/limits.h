@@ -17,5 +17,7 @@ inline constexpr long long kMaxLinksPerNeighbour = 1024;
 inline constexpr long long kMaxChunks = 1'000'000;
 inline constexpr long long kMaxActiveChunks = 1'000'000;
 inline constexpr std::uint64_t kMaxCollectiveBytes = 1ULL << 50;  // 1 PiB
+// Memory a run's work graphs may hold, over every rank built (StagedJob::estimated_bytes_per_rank).
+inline constexpr double kMaxGraphBytes = 8.0 * (1ULL << 30);  // 8 GiB
 
 }  // namespace acesim::limits

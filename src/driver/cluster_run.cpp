@@ -14,7 +14,6 @@
 #include "platform/platform_instance.h"
 #include "topology/topology_kinds.h"
 #include "workload/graph/graph_executor.h"
-#include "workload/llm/llm_graph.h"
 
 namespace acesim {
 namespace {
@@ -22,10 +21,10 @@ namespace {
 // One job's graphs on the cluster's ranks.
 struct PlacedJob {
   std::vector<Rank> ranks;  // the cluster ranks it holds, ascending (job rank i is ranks[i])
-  // Loop jobs: one graph for all ranks; LLM jobs: one per rank.
+  // Loop jobs: one graph for all ranks; training jobs: one per rank.
   std::vector<std::unique_ptr<WorkGraph>> graphs;
-  std::vector<std::vector<std::uint32_t>> ends;  // per graph: its iteration ends' nodes
-  std::vector<std::vector<int>> iteration_of;    // per graph, per node: the iteration it ends, else -1
+  std::vector<std::vector<int>> iteration_of;    // per graph, per node: the iteration its end counts toward, else -1
+  std::vector<std::vector<TimePs>> tail_ps;      // per graph, per node (or empty): what that iteration waits for after it
   int iterations = 0;
   const WorkGraph& graph_of(std::size_t i) const { return *graphs[graphs.size() == 1 ? 0 : i]; }
   std::size_t index_of(std::size_t i) const { return graphs.size() == 1 ? 0 : i; }
@@ -39,21 +38,12 @@ std::vector<Rank> cluster_ranks(const ClusterSpec& spec, const ClusterJobSpec& j
   return ranks;
 }
 
-void index_ends(PlacedJob& p) {
-  for (std::size_t g = 0; g < p.graphs.size(); ++g) {
-    std::vector<int> of(p.graphs[g]->size(), -1);
-    for (std::size_t k = 0; k < p.ends[g].size(); ++k) of[p.ends[g][k]] = static_cast<int>(k);
-    p.iteration_of.push_back(std::move(of));
-  }
-}
-
 PlacedJob place(const ClusterSpec& spec, const ClusterJobSpec& job) {
   PlacedJob p;
   p.ranks = cluster_ranks(spec, job);
   if (job.loop) {
     const ClusterJobSpec::Loop& l = *job.loop;
     auto g = std::make_unique<WorkGraph>();
-    std::vector<std::uint32_t> ends;
     std::vector<std::uint32_t> prev;
     Kernel compute;
     compute.time_ps = l.compute_ps;
@@ -64,30 +54,34 @@ PlacedJob place(const ClusterSpec& spec, const ClusterJobSpec& job) {
     c.name = job.name;
     c.members = p.ranks;
     const std::uint32_t coll = g->add_collective(c);
+    std::vector<int> iteration_of;
     for (int it = 0; it < job.iterations; ++it) {
       if (l.compute_ps > 0) prev = {g->add_node(WorkNodeKind::kCompute, kc, prev)};
       const std::uint32_t n = g->add_node(WorkNodeKind::kCollective, coll, prev);
       const std::uint32_t end = g->add_node(WorkNodeKind::kNop, 0, std::vector<std::uint32_t>{n});
-      ends.push_back(end);
+      iteration_of.resize(end + 1, -1);
+      iteration_of[end] = it;
       prev = {end};
     }
     g->source = job.name;
     g->finish();
+    iteration_of.resize(g->size(), -1);
     p.graphs.push_back(std::move(g));
-    p.ends.push_back(std::move(ends));
-    p.iterations = job.iterations;
+    p.iteration_of.push_back(std::move(iteration_of));
+    p.tail_ps.emplace_back();
   } else {
     const auto to = [&](Rank r) { return p.ranks[static_cast<std::size_t>(r)]; };
     for (std::size_t i = 0; i < p.ranks.size(); ++i) {
-      LlmRankGraph g = job.llm->build(static_cast<Rank>(i), true);
+      JobRankGraph g = job.build(static_cast<Rank>(i));
       g.graph.relabel_ranks(to);
       g.graph.source = job.name;
-      p.ends.push_back(g.iteration_end);
+      g.iteration_of.resize(g.graph.size(), -1);
+      p.iteration_of.push_back(std::move(g.iteration_of));
+      p.tail_ps.push_back(std::move(g.tail_ps));
       p.graphs.push_back(std::make_unique<WorkGraph>(std::move(g.graph)));
     }
-    p.iterations = job.llm->iterations();
   }
-  index_ends(p);
+  p.iterations = job.iterations;
   return p;
 }
 
@@ -110,9 +104,13 @@ class ClusterRecorder final : public GraphObserver {
     const PlacedJob& p = *jobs_[static_cast<std::size_t>(j)];
     const std::size_t i = index_.at(r);
     if (trace_ && i == 0) span(j, p.graph_of(0), node, start, end);
-    const int k = p.iteration_of[p.index_of(i)][node];
+    const std::size_t g = p.index_of(i);
+    const int k = p.iteration_of[g][node];
     finish_[static_cast<std::size_t>(j)] = std::max(finish_[static_cast<std::size_t>(j)], end);
-    if (k >= 0) ends_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)] = std::max(ends_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)], end);
+    if (k < 0) return;
+    const TimePs done = end + (p.tail_ps[g].empty() ? 0 : p.tail_ps[g][node]);
+    TimePs& e = ends_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)];
+    e = std::max(e, done);
   }
   void keep_spans() { trace_ = true; }
   std::vector<ClusterSpan>& spans() { return spans_; }

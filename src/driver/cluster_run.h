@@ -5,12 +5,14 @@
 // nodes; its slowdown is its iteration time beside the others over that.
 //
 // A job is a loop of collectives (a fixed compute time, then a collective
-// over all the job's GPUs, per iteration) or an LLM training job
-// (workload/llm/), built on a topology of its own nodes and placed with
-// its ranks mapped onto the cluster's (WorkGraph::relabel_ranks). Every rank
+// over all the job's GPUs, per iteration) or a training job (an LLM plan, a
+// SimAI file, a built-in model's layer table, Chakra traces), built on a
+// topology of its own nodes and placed with its ranks mapped onto the
+// cluster's (WorkGraph::list_groups, WorkGraph::relabel_ranks). Every rank
 // of every job is simulated.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,9 +23,19 @@
 #include "engine/progress.h"
 #include "engine/time.h"
 #include "topology/topology.h"
-#include "workload/llm/staged_job.h"
+#include "workload/graph/work_graph.h"
 
 namespace acesim {
+
+// One rank of a training job: its graph on the job's own topology, its
+// collectives over listed ranks (WorkGraph::list_groups), and per node the
+// iteration its end counts toward (-1: none) and what that iteration waits
+// for after it (an optimizer update; empty: nothing).
+struct JobRankGraph {
+  WorkGraph graph;
+  std::vector<int> iteration_of;
+  std::vector<TimePs> tail_ps;
+};
 
 struct ClusterJobSpec {
   std::string name;
@@ -40,10 +52,12 @@ struct ClusterJobSpec {
     TimePs compute_ps = 0;
   };
   std::optional<Loop> loop;
-  // Or an LLM training job on `topology` (the job's nodes alone); it keeps
-  // a reference to it. Its iterations are its own.
+  // Or a training job on `topology` (the job's nodes alone): `build(r)` is
+  // job rank r's graph; what it needs it holds. Its iterations are
+  // `iterations`.
   std::shared_ptr<const Topology> topology;
-  std::shared_ptr<const StagedJob> llm;
+  std::function<JobRankGraph(Rank)> build;
+  double graph_bytes = 0.0;  // about what its ranks' graphs hold (limits::kMaxGraphBytes over all jobs)
 };
 
 // Degraded hardware (docs/cluster.md, "Degraded hardware"): GPUs whose

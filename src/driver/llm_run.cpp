@@ -10,6 +10,7 @@
 
 #include "collective/collective_engine.h"
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "platform/platform_instance.h"
 #include "workload/graph/graph_executor.h"
 
@@ -83,7 +84,7 @@ class LlmRecorder final : public GraphObserver {
 //   full     every rank
 // Memory a run may take: its graphs' nodes over all simulated ranks
 // (StagedJob::estimated_bytes_per_rank).
-constexpr double kMaxBytes = 8.0 * (1ULL << 30);
+constexpr double kMaxBytes = limits::kMaxGraphBytes;
 
 struct Mode {
   enum Kind { kOne, kStages, kFull } kind = kFull;
@@ -254,15 +255,19 @@ void summarise(LlmReport& rep, const PlatformConfig& platform, const StagedJob& 
 
 }  // namespace
 
-LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const LlmRunOptions& options) {
-  const Topology topo(platform.dims);
-  const ParallelPlan& plan = job.plan();
-  // The stage that needs most memory (the first of equals).
+std::optional<MemoryBreakdown> worst_stage_memory(const StagedJob& job) {
   std::optional<MemoryBreakdown> worst;
-  for (int s = 0; s < plan.pp; ++s) {
+  for (int s = 0; s < job.plan().pp; ++s) {
     const std::optional<MemoryBreakdown> m = job.stage_memory(s);
     if (m && (!worst || m->total_bytes() > worst->total_bytes())) worst = m;
   }
+  return worst;
+}
+
+LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const LlmRunOptions& options) {
+  const Topology topo(platform.dims);
+  const ParallelPlan& plan = job.plan();
+  const std::optional<MemoryBreakdown> worst = worst_stage_memory(job);
   const double hbm_GB = platform.npu.hbm_capacity_GB;
   if (worst && !options.allow_oom && !fits_in_hbm(*worst, hbm_GB)) {
     throw InputError("the plan does not fit in HBM: " + format_memory(*worst, hbm_GB) +

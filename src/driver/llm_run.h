@@ -108,6 +108,10 @@ struct LlmReport {
   std::string model_state_text;
 };
 
+// The pipeline stage that needs most memory per GPU (the first of equals);
+// none when the job does not model memory.
+std::optional<MemoryBreakdown> worst_stage_memory(const StagedJob& job);
+
 // Throws InputError for plans the platform cannot run or whose memory does
 // not fit in its HBM (without allow_oom), and SimulationStuck when the run
 // cannot finish.

@@ -56,7 +56,8 @@ std::string format_cluster(const ClusterReport& r, int top_links) {
       s += "\n";
     }
   }
-  s += fmt::format("# {} events; simulated {:.3f} ms\n", r.events, ms(r.total_ps));
+  s += fmt::format("# {} events; simulated {:.3f} ms; every rank of every job simulated (jobs share links, so no rank stands for others)\n",
+                   r.events, ms(r.total_ps));
   return s;
 }
 
@@ -95,6 +96,7 @@ nlohmann::json cluster_json(const ClusterReport& r, int top_links) {
           {"busiest_links", links},
           {"degraded", r.degraded},
           {"links_used", r.links.size()},
+          {"simulation", "full: every rank of every job"},
           {"events", r.events}};
 }
 

@@ -3,6 +3,8 @@
 // shift between jobs, LLM jobs placed on nodes, and bad cluster files.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "api/api.h"
 #include "config/input_error.h"
 #include "scratch_dir.h"
@@ -153,6 +155,58 @@ TEST_F(Cluster, ASimaiJobAloneIsItsOwnRun) {
   EXPECT_NE(rep.jobs[0].what.find("SimAI gpt13b_tp8_pp1_ws64_gbs32_aicbgen.txt (tp 8, pp 1, dp 8"), std::string::npos) << rep.jobs[0].what;
 }
 
+// A built-in model's layer table and Chakra traces as jobs: their
+// collectives over dimensions become each rank's listed group on the job's
+// nodes; alone on rails each takes what `acesim run --full` gives on as many
+// nodes (the layer table's updates included in its iteration's end).
+TEST_F(Cluster, ModelAndChakraJobsAloneAreTheirOwnRuns) {
+  const std::string prefix = test::data_dir() + "/chakra-et/all_reduce_16npus_1MB/all_reduce";
+  const ClusterReport rep = run("platform: hgx-h100\nnodes: 8\njobs:\n"
+                                "  - {name: resnet, nodes: 2, placement: spread, model: {name: resnet50, iterations: 3}}\n"
+                                "  - {name: dlrm, nodes: 4, model: {name: dlrm, batch: 64}}\n"
+                                "  - {name: trace, nodes: 2, placement: random, chakra: {prefix: " + prefix + ", iterations: 2}}\n")
+                                .report;
+  ASSERT_EQ(rep.jobs.size(), 3u);
+  EXPECT_EQ(rep.jobs[0].what, "ResNet-50 (DATA)") << rep.jobs[0].what;
+  EXPECT_EQ(rep.jobs[0].iteration_end_ps.size(), 3u);
+  EXPECT_EQ(rep.jobs[2].what, "Chakra all_reduce.<rank>.et, 2 passes");
+  const auto alone = [](int nodes, const std::function<void(api::TrainingRequest&)>& set) {
+    api::TrainingRequest t;
+    t.platform.file = "hgx-h100";
+    t.platform.nodes = nodes;
+    t.platform.full = true;
+    set(t);
+    return api::simulate_training(t);
+  };
+  const api::TrainingRun resnet = alone(2, [](api::TrainingRequest& t) {
+    t.model = "resnet50";
+    t.iterations = 3;
+  });
+  // The run's iteration is the last; the cluster's the mean after the first.
+  const std::vector<TimePs>& ends = resnet.reports[0].iteration_end_ps;
+  EXPECT_EQ(rep.jobs[0].iteration_end_ps, ends);
+  EXPECT_EQ(rep.jobs[0].alone_iteration_ps, (ends[2] - ends[0]) / 2);
+  const api::TrainingRun dlrm = alone(4, [](api::TrainingRequest& t) {
+    t.model = "dlrm";
+    t.batch = 64;
+  });
+  EXPECT_EQ(rep.jobs[1].alone_iteration_ps, dlrm.reports[0].iteration_ps);
+  EXPECT_GT(rep.jobs[1].alone_iteration_ps, 0);
+  const api::TrainingRun trace = alone(2, [&](api::TrainingRequest& t) {
+    t.chakra_prefix = prefix;
+    t.iterations = 2;
+  });
+  EXPECT_EQ(rep.jobs[2].alone_iteration_ps, trace.chakra[0].iteration_ps);
+  EXPECT_GT(rep.jobs[2].alone_iteration_ps, 0);
+  // The wrong number of traces for the job's GPUs names the job's key.
+  const std::string f = (dir_ / "cluster.yaml").string();
+  const std::string err = error("platform: hgx-h100\nnodes: 8\njobs:\n  - {nodes: 1, chakra: {prefix: " + prefix + "}}\n");
+  EXPECT_EQ(err.rfind(f + ":4: jobs[0].chakra: ", 0), 0u) << err;
+  EXPECT_EQ(error("platform: hgx-h100\nnodes: 8\njobs:\n  - {nodes: 1, model: {name: resnet5}}\n").rfind(f + ":4: jobs[0].model: unknown model 'resnet5'", 0), 0u);
+  EXPECT_EQ(error("platform: hgx-h100\nnodes: 8\njobs:\n  - {nodes: 1, iterations: 2, model: {name: resnet50}}\n"),
+            f + ":4: jobs[0].iterations: a model job gives its iterations in model.iterations");
+}
+
 TEST_F(Cluster, DegradedHardwareClosedForms) {
   const auto with = [&](const std::string& degraded) {
     return run("platform: " + platform() + "\nnodes: 4\ndegraded: " + degraded +
@@ -237,7 +291,7 @@ TEST_F(Cluster, BadFilesNameLineAndKey) {
             f + ":4: jobs[0].placement: must be packed, spread, random or a list of nodes (e.g. 0-3,8), got 'spraed' (did you mean 'spread'?)");
   EXPECT_EQ(error(head + "  - {name: a, nodes: 2, llm: {model: llama9, tp: 1}}\n"),
             f + ":4: jobs[0].llm.model: 'llama9' is not a transformer model (a built-in LLM or a model file)");
-  EXPECT_EQ(error(head + "  - {name: a, nodes: 2}\n"), f + ":4: jobs[0]: give a job one workload: collective, llm or simai");
+  EXPECT_EQ(error(head + "  - {name: a, nodes: 2}\n"), f + ":4: jobs[0]: give a job one workload: collective, llm, simai, model or chakra");
   EXPECT_EQ(error(head + "  - {name: a, nodes: 2, collective: {bytes: 1GB}, iteration: 3}\n"),
             f + ":4: jobs[0].iteration: unknown key (did you mean 'iterations'?)");
   EXPECT_EQ(error(head + "  - {name: a, nodes: 1, collective: {bytes: 1GB}}\n  - {name: a, nodes: 1, collective: {bytes: 1GB}}\n"),
@@ -248,6 +302,14 @@ TEST_F(Cluster, BadFilesNameLineAndKey) {
             f + ":3: fabric.oversubscription: must be in 1..1024, got 0");
   EXPECT_EQ(error("platform: nope.yaml\nnodes: 4\njobs:\n  - {nodes: 1, collective: {bytes: 1GB}}\n").rfind(f + ":1: platform: ", 0), 0u);
   EXPECT_EQ(error(head + "  - {name: a, nodes: 2, collective: {bytes: -1GB}}\n").rfind(f + ":4: jobs[0].collective: ", 0), 0u);
+  // An LLM plan that does not fit in HBM, and jobs too big to hold as graphs.
+  EXPECT_EQ(error("platform: hgx-h100\nnodes: 4\njobs:\n  - {nodes: 1, llm: {model: llama3-70b, tp: 1, dp: 8}}\n")
+                .rfind(f + ":4: jobs[0].llm: the plan does not fit in HBM: stage 0: ", 0),
+            0u);
+  EXPECT_EQ(error("platform: hgx-h100\nnodes: 1024\njobs:\n  - {nodes: 1024, llm: {model: llama3-70b, tp: 8, pp: 8, iterations: 100, "
+                  "global_batch: 16384, recompute: full}}\n")
+                .rfind(f + ":4: jobs[0].llm: its 8192 ranks' graphs would hold about 9.44e+10 nodes", 0),
+            0u);
   const std::string job = "  - {nodes: 1, collective: {bytes: 1GB}}\n";
   EXPECT_EQ(error("platform: " + platform() + "\nnodes: 4\ndegraded: [{link: 'dim0:leaf0->spine0', share: 0}]\njobs:\n" + job),
             f + ":3: degraded[0].share: a share of 0 is a link down: give {link, down: true}");

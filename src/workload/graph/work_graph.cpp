@@ -1,5 +1,6 @@
 #include "workload/graph/work_graph.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -93,6 +94,23 @@ void WorkGraph::relabel_ranks(const std::function<Rank(Rank)>& to) {
     }
   }
   for (MessageSpec& m : messages_) m.peer = to(m.peer);
+}
+
+void WorkGraph::list_groups(const Topology& topo, Rank r) {
+  for (CollectiveSpec& c : collectives_) {
+    if (!c.members.empty()) continue;
+    std::vector<Rank> group{r};
+    for (int d = 0; d < topo.num_dims(); ++d) {
+      if (!c.dims.empty() && std::find(c.dims.begin(), c.dims.end(), d) == c.dims.end()) continue;
+      std::vector<Rank> wider;
+      for (Rank x : group) {
+        for (int v = 0; v < topo.dim(d).npus; ++v) wider.push_back(topo.with_coord(x, d, v));
+      }
+      group = std::move(wider);
+    }
+    std::sort(group.begin(), group.end());
+    c.members = std::move(group);
+  }
 }
 
 void WorkGraph::finish() {

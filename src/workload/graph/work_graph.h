@@ -98,6 +98,10 @@ class WorkGraph {
   // which must keep their order (member lists stay ascending). Every
   // collective must list its members. Throws std::logic_error otherwise.
   void relabel_ranks(const std::function<Rank(Rank)>& to);
+  // Rank r's own copy of a graph whose collectives run over dimensions: each
+  // such collective lists its members instead, r's group of those
+  // dimensions on `topo` (ascending), so that relabel_ranks can place it.
+  void list_groups(const Topology& topo, Rank r);
 
   // ---- reading ----
   std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }
