@@ -336,23 +336,16 @@ void read_chakra(const Reader& rd, const YAML::Node& n, const std::string& key, 
       check_chakra_groups(*traces, *groups);
       list_divergent_groups(*traces, *groups);
     }
-    // Each node's iteration: its pass's ProfilerStep (as run_chakra labels them).
+    // Each node's iteration: its pass's ProfilerStep, as run_chakra labels them.
     auto labels = std::make_shared<std::vector<std::vector<int>>>();
     int iterations = 1;
     double nodes = 0.0;
     for (chakra::Trace& t : *traces) {
-      int markers = 0;
-      const std::vector<int> own_labels = chakra_iteration_labels(t, markers);
-      const int per_pass = std::max(1, markers);
-      iterations = std::max(iterations, passes * per_pass);
-      const std::size_t n0 = t.nodes.size();
-      if (passes > 1) t = repeat_trace(t, passes);
-      std::vector<int>& l = labels->emplace_back(t.nodes.size(), 0);
-      for (std::size_t j = 0; j < l.size(); ++j) {
-        const auto [pass, i] = passes > 1 ? std::pair<int, std::size_t>{static_cast<int>(j / (n0 + 1)), j % (n0 + 1)}
-                                          : std::pair<int, std::size_t>{0, j};
-        l[j] = pass * per_pass + (i < own_labels.size() ? own_labels[i] : per_pass - 1);
-      }
+      chakra::Trace repeated = passes > 1 ? repeat_trace(t, passes) : chakra::Trace{};
+      int its = 1;
+      labels->push_back(chakra_pass_labels(t, passes, passes > 1 ? repeated.nodes.size() : t.nodes.size(), its));
+      iterations = std::max(iterations, its);
+      if (passes > 1) t = std::move(repeated);
       nodes += static_cast<double>(t.nodes.size());
     }
     if (StagedJob::kBytesPerNode * nodes > limits::kMaxGraphBytes) {

@@ -253,6 +253,19 @@ std::vector<int> chakra_iteration_labels(const chakra::Trace& trace, int& marker
   return label;
 }
 
+std::vector<int> chakra_pass_labels(const chakra::Trace& t, int passes, std::size_t nodes, int& iterations) {
+  int markers = 0;
+  const std::vector<int> own = chakra_iteration_labels(t, markers);
+  const int per_pass = std::max(1, markers);
+  iterations = passes * per_pass;
+  std::vector<int> l(nodes, 0);
+  for (std::size_t j = 0; j < l.size(); ++j) {
+    const auto [pass, i] = passes > 1 ? pass_and_index(j, t.nodes.size()) : std::pair<int, std::size_t>{0, j};
+    l[j] = pass * per_pass + (i < own.size() ? own[i] : per_pass - 1);
+  }
+  return l;
+}
+
 chakra::Trace repeat_trace(const chakra::Trace& t, int passes) {
   const std::size_t n = t.nodes.size();
   const auto p_count = static_cast<std::size_t>(std::max(1, passes));
@@ -341,15 +354,9 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
     if (passes > 1) repeated.push_back(repeat_trace(t, passes));
     graphs.push_back(chakra_graph(passes > 1 ? repeated.back() : t, pi.topology, binding));
     per_rank.push_back(&graphs.back());
-    int markers = 0;
-    const std::vector<int> own = chakra_iteration_labels(t, markers);
-    const int per_pass = std::max(1, markers);
-    iterations = std::max(iterations, passes * per_pass);
-    std::vector<int>& l = labels.emplace_back(graphs.back().size(), 0);
-    for (std::size_t j = 0; j < l.size(); ++j) {
-      const auto [pass, i] = passes > 1 ? pass_and_index(j, t.nodes.size()) : std::pair<int, std::size_t>{0, j};
-      l[j] = pass * per_pass + (i < own.size() ? own[i] : per_pass - 1);
-    }
+    int its = 1;
+    labels.push_back(chakra_pass_labels(t, passes, graphs.back().size(), its));
+    iterations = std::max(iterations, its);
   }
   ChakraRecorder recorder(graphs.front(), labels, iterations);
   GraphRunOptions ro;

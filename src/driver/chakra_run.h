@@ -92,6 +92,12 @@ void check_chakra_traces(const std::vector<chakra::Trace>& traces, long long npu
 // to how many the trace has.
 std::vector<int> chakra_iteration_labels(const chakra::Trace& trace, int& markers);
 
+// Each of the `nodes` nodes of trace `t` run `passes` times (repeat_trace;
+// `nodes` is the repeated graph's size): pass p's k-th iteration is
+// p x per_pass + k, per_pass the trace's markers (at least 1). Sets
+// `iterations` to passes x per_pass.
+std::vector<int> chakra_pass_labels(const chakra::Trace& t, int passes, std::size_t nodes, int& iterations);
+
 // The trace run `passes` times back to back: node ids renumbered, and every
 // node of pass p after a metadata node that waits for all of pass p-1.
 // Throws InputError past kMaxNodesPerTrace.
