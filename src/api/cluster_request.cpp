@@ -13,18 +13,19 @@
 
 #include "api/api.h"
 #include "api/llm_request.h"
+#include "chakra/chakra_trace.h"
 #include "compute/kernel_pricer.h"
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "config/presets.h"
 #include "config/units.h"
 #include "config/yaml_reader.h"
-#include "engine/random.h"
-#include "topology/topology_kinds.h"
-#include "chakra/chakra_trace.h"
-#include "config/limits.h"
 #include "driver/chakra_run.h"
 #include "driver/llm_run.h"
+#include "driver/training_run.h"
+#include "engine/random.h"
 #include "platform/platform_instance.h"
+#include "topology/topology_kinds.h"
 #include "workload/formats/chakra_workload.h"
 #include "workload/formats/simai_workload.h"
 #include "workload/graph/training_lowering.h"
@@ -299,14 +300,9 @@ void read_model(const Reader& rd, const YAML::Node& n, const std::string& key, c
   job.topology = topo;
   rd.located(n, key, [&] {
     auto w = std::make_shared<const Workload>(load_workload(req, own, *topo));
+    job.graph_bytes = check_training_size(own, *w, false, "fewer iterations or nodes");
     const PlatformInstance pi(own, true);
     auto g = std::make_shared<const TrainingGraph>(lower_training(*w, [&](const Kernel& k) { return pi.endpoints.isolated_seconds(k) > 0.0; }));
-    const double bytes = StagedJob::kBytesPerNode * g->graph.size() * static_cast<double>(topo->num_npus());
-    if (bytes > limits::kMaxGraphBytes) {
-      rd.fail(n, key, fmt::format("its {} ranks' graphs would hold {} nodes each, about {:.1f} GiB; the limit is 8 GiB: fewer iterations",
-                                  topo->num_npus(), g->graph.size(), bytes / (1ULL << 30)));
-    }
-    job.graph_bytes = bytes;
     job.what = fmt::format("{} ({})", w->name, w->parallelism);
     job.iterations = w->iterations;
     job.build = [w, g, topo](Rank r) { return training_rank_graph(*w, *g, *topo, r); };

@@ -8,6 +8,7 @@
 
 #include "collective/collective_engine.h"
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "platform/platform_instance.h"
 #include "network/network.h"
 #include "workload/graph/graph_executor.h"
@@ -83,8 +84,9 @@ class TrainingRecorder final : public GraphObserver {
   std::vector<Span> spans_;
 };
 
-// Refuses up front what would overflow simulated time or exhaust memory.
-void check_size(const PlatformConfig& platform, const Workload& workload, bool symmetric) {
+}  // namespace
+
+double check_training_size(const PlatformConfig& platform, const Workload& workload, bool symmetric, std::string_view remedy) {
   long long npus = 1;
   double slowest = std::numeric_limits<double>::infinity();
   for (const DimensionSpec& d : platform.dims) {
@@ -109,13 +111,15 @@ void check_size(const PlatformConfig& platform, const Workload& workload, bool s
   const double chunks = platform.collectives.chunks;
   const auto dims = static_cast<double>(platform.dims.size());
   const double per_rank = 2048.0 + 96.0 * layers * workload.iterations + 4.0 * layers * chunks * dims;
-  if (ranks * per_rank > 8.0 * (1ULL << 30)) {
+  if (ranks * per_rank > limits::kMaxGraphBytes) {
     throw InputError(fmt::format("simulating all {} ranks needs about {:.1f} GiB ({} ranks x (2048 B + 96 B x {} layers x {} "
-                                 "iterations + 4 B x {} layers x {} chunks x {} dimensions)); the limit is 8 GiB: leave out "
-                                 "--full and stragglers, or use a smaller platform",
-                                 npus, ranks * per_rank / (1ULL << 30), npus, layers, workload.iterations, layers, chunks, dims));
+                                 "iterations + 4 B x {} layers x {} chunks x {} dimensions)); the limit is 8 GiB: {}",
+                                 npus, ranks * per_rank / (1ULL << 30), npus, layers, workload.iterations, layers, chunks, dims, remedy));
   }
+  return ranks * per_rank;
 }
+
+namespace {
 
 void fill_layers(TrainReport& rep, const Workload& workload, const std::vector<LayerStats>& ls) {
   for (std::size_t i = 0; i < workload.layers.size(); ++i) {
@@ -207,7 +211,7 @@ TrainReport run_training(const PlatformConfig& platform, const Workload& workloa
   std::string asymmetry = asymmetry_reason(platform);
   if (asymmetry.empty() && !options.stragglers.empty()) asymmetry = "stragglers";
   const bool symmetric = !options.full && asymmetry.empty();
-  check_size(platform, workload, symmetric);
+  check_training_size(platform, workload, symmetric);
   options.progress.stage("building");
   PlatformInstance pi(platform, symmetric);
   for (const auto& [rank, factor] : options.stragglers) {

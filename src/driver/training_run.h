@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -107,6 +108,13 @@ struct TrainReport {
   std::vector<Span> spans;
   std::uint64_t events = 0;
 };
+
+// Refuses up front (InputError) what would overflow simulated time or
+// exhaust memory: the run's simulated ranks (one when symmetric, else every
+// NPU) and their graphs past 8 GiB, with `remedy` said. Returns that
+// memory, in bytes.
+double check_training_size(const PlatformConfig& platform, const Workload& workload, bool symmetric,
+                           std::string_view remedy = "leave out --full and stragglers, or use a smaller platform");
 
 // Throws SimulationStuck (engine/simulation.h) when the run cannot finish.
 TrainReport run_training(const PlatformConfig& platform, const Workload& workload, TrainOptions options = {});

@@ -203,6 +203,9 @@ TEST_F(Cluster, ModelAndChakraJobsAloneAreTheirOwnRuns) {
   const std::string err = error("platform: hgx-h100\nnodes: 8\njobs:\n  - {nodes: 1, chakra: {prefix: " + prefix + "}}\n");
   EXPECT_EQ(err.rfind(f + ":4: jobs[0].chakra: ", 0), 0u) << err;
   EXPECT_EQ(error("platform: hgx-h100\nnodes: 8\njobs:\n  - {nodes: 1, model: {name: resnet5}}\n").rfind(f + ":4: jobs[0].model: unknown model 'resnet5'", 0), 0u);
+  EXPECT_EQ(error("platform: hgx-h100\nnodes: 2048\njobs:\n  - {nodes: 2048, model: {name: resnet50, iterations: 100}}\n")
+                .rfind(f + ":4: jobs[0].model: simulating all 16384 ranks needs about 8.", 0),
+            0u);
   EXPECT_EQ(error("platform: hgx-h100\nnodes: 8\njobs:\n  - {nodes: 1, iterations: 2, model: {name: resnet50}}\n"),
             f + ":4: jobs[0].iterations: a model job gives its iterations in model.iterations");
 }
