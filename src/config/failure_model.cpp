@@ -50,10 +50,11 @@ constexpr double kMaxRate = 1e6;        // failures per component per 1000 days:
 constexpr long long kMaxCount = 1'000'000'000;
 constexpr double kMaxGBps = 1e9;
 constexpr double kMaxMinutes = 1e7;     // 19 years
+constexpr double kMaxPlannedPerDay = 1e4;  // one every 8.6 s
 
 void read_observed(const YAML::Node& o, const std::string& file, FailureModel& m) {
   const std::string p = "observed";
-  yaml::check_map(o, file, p, {"days", "gpus", "nodes", "nics", "links", "causes"});
+  yaml::check_map(o, file, p, {"days", "gpus", "nodes", "nics", "links", "causes", "planned"});
   yaml::require(o, "days", file, p);
   yaml::require(o, "causes", file, p);
   m.observed_days = ranged(o["days"], file, p + ".days", 0.0, 1e6, true);
@@ -65,6 +66,17 @@ void read_observed(const YAML::Node& o, const std::string& file, FailureModel& m
       throw_input_error(file, yaml::line_of(o[key]), p + "." + key, fmt::format("must be in 1..{}, got {}", kMaxCount, v));
     }
     m.observed_components[static_cast<std::size_t>(c)] = v;
+  }
+  if (o["planned"]) {
+    m.observed_planned = yaml::integer(o["planned"], file, p + ".planned");
+    if (m.observed_planned < 0 || m.observed_planned > kMaxCount) {
+      throw_input_error(file, yaml::line_of(o["planned"]), p + ".planned", fmt::format("must be in 0..{}, got {}", kMaxCount, m.observed_planned));
+    }
+    m.planned_per_day = static_cast<double>(m.observed_planned) / m.observed_days;
+    if (m.planned_per_day > kMaxPlannedPerDay) {
+      throw_input_error(file, yaml::line_of(o["planned"]), p + ".planned",
+                        fmt::format("{} in {:g} days is {:.3g} a day; at most {:g}", m.observed_planned, m.observed_days, m.planned_per_day, kMaxPlannedPerDay));
+    }
   }
   const YAML::Node causes = o["causes"];
   if (!causes.IsSequence() || causes.size() == 0) {
@@ -117,7 +129,7 @@ std::vector<std::string> failure_model_names() {
 
 FailureModel parse_failure_model(const std::string& yaml_text, const std::string& file) {
   const YAML::Node root = yaml::parse(yaml_text, file);
-  yaml::check_map(root, file, "", {"name", "source", "failures_per_1000_days", "observed", "storage", "restart", "checkpoint"});
+  yaml::check_map(root, file, "", {"name", "source", "failures_per_1000_days", "observed", "planned_per_day", "storage", "restart", "checkpoint"});
   FailureModel m;
   m.file = file;
   m.name = root["name"] ? yaml::scalar(root["name"], file, "name") : file;
@@ -139,6 +151,12 @@ FailureModel parse_failure_model(const std::string& yaml_text, const std::string
   } else {
     m.rates_line = key_line(root, "observed");
     read_observed(observed, file, m);
+  }
+  if (const YAML::Node planned = root["planned_per_day"]) {
+    if (m.observed_planned >= 0) {
+      throw_input_error(file, yaml::line_of(planned), "planned_per_day", "observed.planned gives it already; give one of them");
+    }
+    m.planned_per_day = ranged(planned, file, "planned_per_day", 0.0, kMaxPlannedPerDay, false);
   }
   const YAML::Node storage = root["storage"];
   yaml::require(root, "storage", file, "");

@@ -10,6 +10,7 @@
 // cable and its share of the switches above it). A file gives them
 // directly (`failures_per_1000_days`) or as the counts observed on a
 // cluster over some days (`observed`), from which the rates follow.
+// Planned interruptions, if any, are a rate of the whole job.
 #pragma once
 
 #include <array>
@@ -38,6 +39,12 @@ struct FailureModel {
   std::vector<FailureCause> causes;
   double observed_days = 0.0;
   std::array<long long, kFailureClasses> observed_components{};  // by FailureClass
+  // Planned interruptions of the whole job (maintenance, configuration or
+  // dataset updates), per day whatever the job's size: the job writes a
+  // checkpoint, stops and restarts, and loses no work. From
+  // `planned_per_day`, or `observed.planned` over `observed.days`.
+  double planned_per_day = 0.0;
+  long long observed_planned = -1;  // -1: not given as a count
   // Checkpoints: the storage target's aggregate bandwidths, and the size
   // when the file fixes it (else the job's model state).
   double write_GBps = 0.0;

@@ -42,7 +42,8 @@ struct TrialSetup {
   std::int64_t horizon = 0, iteration = 0, write = 0, restart = 0;
   long long every = 0;
   bool async = false;
-  double mean_ns = 0.0;  // between failures; infinite: none
+  double mean_ns = 0.0;  // between interruptions (failures and planned ones); infinite: none
+  double planned_share = 0.0;  // of the interruptions, the planned ones
   std::array<double, kFailureClasses> share{};  // cumulative share of the rate by class
 };
 
@@ -59,17 +60,20 @@ GoodputTrial run_trial(const TrialSetup& t, Stream& s) {
   const bool failing = std::isfinite(t.mean_ns);
   const std::int64_t tau = t.every * t.iteration;
   const std::int64_t cycle = t.async ? tau : tau + t.write;
-  const auto next_failure = [&](std::int64_t now) {
+  const auto next_event = [&](std::int64_t now) {
     return failing ? now + s.exponential_ns(t.mean_ns) : std::numeric_limits<std::int64_t>::max();
   };
+  // Whether an interruption is a planned one (drawn only when there are
+  // any, so that a model without them keeps its random stream).
+  const auto planned = [&] { return t.planned_share > 0.0 && s.unit() <= t.planned_share; };
   const auto fail = [&] {
     ++r.failures;
     ++r.by_class[static_cast<std::size_t>(draw_class(s, t))];
   };
   std::int64_t now = 0;
-  std::int64_t next = next_failure(now);
+  std::int64_t next = next_event(now);
   while (true) {
-    // Running from a checkpoint (or the start) until a failure or the end.
+    // Running from a checkpoint (or the start) until an interruption or the end.
     const std::int64_t stop = std::min(next, t.horizon);
     const std::int64_t k = (stop - now) / cycle;
     now += k * cycle;
@@ -86,23 +90,49 @@ GoodputTrial run_trial(const TrialSetup& t, Stream& s) {
       if (!t.async) r.checkpoint_ns += rem - computing;
       break;
     }
-    // A failure `rem` into a cycle: that work and a write in progress are
-    // lost; asynchronously, so is the cycle before when its checkpoint was
-    // still being written.
-    r.lost_ns += rem;
-    if (t.async && k > 0 && rem < t.write) {
-      r.productive_ns -= tau;
-      r.lost_ns += tau;
-      r.iterations -= t.every;
-      r.checkpoints -= 1;
+    if (planned()) {
+      // A planned stop `rem` into a cycle: the job keeps its whole
+      // iterations and writes a checkpoint of them before it stops (a
+      // blocking write in progress finishes).
+      ++r.planned;
+      std::int64_t write = t.write;
+      if (!t.async && rem >= tau) {
+        r.productive_ns += tau;
+        r.iterations += t.every;
+        r.checkpoint_ns += rem - tau;
+        write -= rem - tau;
+      } else {
+        const std::int64_t kept = rem / t.iteration * t.iteration;
+        r.productive_ns += kept;
+        r.iterations += kept / t.iteration;
+        r.lost_ns += rem - kept;
+      }
+      now = stop;
+      const std::int64_t w = std::min(write, t.horizon - now);
+      r.checkpoint_ns += w;
+      now += w;
+      if (w < write) break;  // the end came during the write
+      ++r.checkpoints;
+    } else {
+      // A failure `rem` into a cycle: that work and a write in progress are
+      // lost; asynchronously, so is the cycle before when its checkpoint was
+      // still being written.
+      r.lost_ns += rem;
+      if (t.async && k > 0 && rem < t.write) {
+        r.productive_ns -= tau;
+        r.lost_ns += tau;
+        r.iterations -= t.every;
+        r.checkpoints -= 1;
+      }
+      now = stop;
+      fail();
     }
-    now = stop;
-    fail();
-    // The restart, begun again by any failure during it.
+    // The restart, begun again by any failure during it; a planned
+    // interruption during it is absorbed.
     bool ended = false;
+    std::int64_t done = now + t.restart;
     while (true) {
-      next = next_failure(now);
-      const std::int64_t done = now + t.restart;
+      next = next_event(now);
       const std::int64_t until = std::min(done, next);
       if (until >= t.horizon) {
         r.restart_ns += t.horizon - now;
@@ -112,7 +142,9 @@ GoodputTrial run_trial(const TrialSetup& t, Stream& s) {
       r.restart_ns += until - now;
       now = until;
       if (done <= next) break;
+      if (planned()) continue;
       fail();
+      done = now + t.restart;
     }
     if (ended) break;
   }
@@ -199,6 +231,8 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
     per_day += rep.failures_per_day[k];
   }
   rep.mtbf_s = per_day > 0.0 ? kSecondsPerDay / per_day : std::numeric_limits<double>::infinity();
+  rep.planned_per_day = model.planned_per_day;
+  const double events_per_day = per_day + rep.planned_per_day;
   // The checkpoint.
   if (o.checkpoint_GB) {
     rep.checkpoint_GB = *o.checkpoint_GB;
@@ -255,10 +289,10 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
   }
   rep.daly_ettr = rep.async ? std::numeric_limits<double>::quiet_NaN() : daly_ettr(rep.interval_s, rep.write_s, rep.restart_s, rep.mtbf_s);
   rep.first_order_ettr = first_order_ettr(rep.interval_s, rep.async ? 0.0 : rep.write_s, rep.restart_s, rep.mtbf_s);
-  const double expected_failures = per_day * o.days * static_cast<double>(o.trials);
+  const double expected_failures = events_per_day * o.days * static_cast<double>(o.trials);
   if (expected_failures > kMaxFailures) {
-    throw InputError(fmt::format("--days: about {:.3g} failures to draw ({:.3g} a day over {} trials); the limit is {:.0e}: fewer --trials or --days",
-                                 expected_failures, per_day, o.trials, kMaxFailures));
+    throw InputError(fmt::format("--days: about {:.3g} interruptions to draw ({:.3g} a day over {} trials); the limit is {:.0e}: fewer --trials or --days",
+                                 expected_failures, events_per_day, o.trials, kMaxFailures));
   }
   TrialSetup t;
   t.horizon = static_cast<std::int64_t>(std::llround(horizon_ns));
@@ -267,7 +301,8 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
   t.restart = std::max<std::int64_t>(0, std::llround(rep.restart_s * kNsPerS));
   t.every = rep.every;
   t.async = rep.async;
-  t.mean_ns = per_day > 0.0 ? kSecondsPerDay * kNsPerS / per_day : std::numeric_limits<double>::infinity();
+  t.mean_ns = events_per_day > 0.0 ? kSecondsPerDay * kNsPerS / events_per_day : std::numeric_limits<double>::infinity();
+  t.planned_share = events_per_day > 0.0 ? rep.planned_per_day / events_per_day : 0.0;
   double cumulative = 0.0;
   for (int c = 0; c < kFailureClasses; ++c) {
     cumulative += rep.failures_per_day[static_cast<std::size_t>(c)];
@@ -277,7 +312,7 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
   if (static_cast<double>(rep.every) * static_cast<double>(iteration_ns) > 4e18) t.every = static_cast<long long>(4e18 / static_cast<double>(iteration_ns));
   rep.per_trial.reserve(static_cast<std::size_t>(o.trials));
   std::vector<double> failures, ettr;
-  double productive = 0.0, checkpoint = 0.0, lost = 0.0, restart = 0.0, iterations = 0.0;
+  double productive = 0.0, checkpoint = 0.0, lost = 0.0, restart = 0.0, iterations = 0.0, planned = 0.0;
   for (int i = 0; i < o.trials; ++i) {
     Stream s(o.seed, static_cast<std::uint64_t>(i));
     const GoodputTrial r = run_trial(t, s);
@@ -289,6 +324,7 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
     lost += static_cast<double>(r.lost_ns);
     restart += static_cast<double>(r.restart_ns);
     iterations += static_cast<double>(r.iterations);
+    planned += static_cast<double>(r.planned);
     rep.per_trial.push_back(r);
   }
   const double n = static_cast<double>(o.trials);
@@ -299,6 +335,7 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
   rep.lost_h = lost * to_h;
   rep.restart_h = restart * to_h;
   rep.iterations = iterations / n;
+  rep.planned = planned / n;
   rep.failures = percentiles(std::move(failures));
   rep.ettr = percentiles(std::move(ettr));
   return rep;

@@ -12,6 +12,9 @@
 // checkpoint written (and a write in progress), then the job restarts:
 // re-queued, initialised, the checkpoint read back. The job's components
 // keep failing while it restarts; a failure then starts the restart again.
+// A planned interruption (maintenance) stops the job too, but first it
+// writes a checkpoint, so it loses no work; then it restarts the same way.
+// One that falls in a restart is absorbed by it.
 // Wall time splits into productive (iterations kept), checkpointing
 // (blocking writes), lost (work thrown away) and restarting; the effective
 // training time ratio (ETTR, "goodput") is productive over wall time.
@@ -51,6 +54,7 @@ struct GoodputOptions {
 };
 
 // The closed forms (docs/goodput.md): times in seconds.
+// They count unexpected failures only, not planned interruptions.
 // Young's optimum interval sqrt(2 delta M); Daly's higher-order one
 // (M when delta >= 2M).
 double young_interval_s(double write_s, double mtbf_s);
@@ -68,7 +72,8 @@ struct Percentiles {
 };
 
 struct GoodputTrial {
-  long long failures = 0;
+  long long failures = 0;  // unexpected
+  long long planned = 0;   // planned interruptions
   std::array<long long, kFailureClasses> by_class{};
   long long iterations = 0;  // kept
   long long checkpoints = 0;
@@ -86,7 +91,8 @@ struct GoodputReport {
   double iteration_s = 0.0;
   // Failures per day of the whole job, by class, and the mean time between them.
   std::array<double, kFailureClasses> failures_per_day{};
-  double mtbf_s = 0.0;
+  double mtbf_s = 0.0;           // unexpected failures only
+  double planned_per_day = 0.0;  // planned interruptions of the job
   double checkpoint_GB = 0.0;
   std::string checkpoint_size_from;  // "the model state (...)", "--checkpoint-GB", "the failure model"
   bool async = false;
@@ -99,6 +105,7 @@ struct GoodputReport {
   double first_order_ettr = 0.0;  // Kokolis et al.
   // Over the trials.
   Percentiles failures, ettr;
+  double planned = 0.0;  // mean planned interruptions
   std::array<double, kFailureClasses> failures_by_class{};  // means
   double productive_h = 0.0, checkpoint_h = 0.0, lost_h = 0.0, restart_h = 0.0;  // means
   double iterations = 0.0;  // mean kept

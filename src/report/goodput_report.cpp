@@ -40,6 +40,9 @@ std::string format_goodput(const GoodputReport& r, const std::string& run) {
   s += fmt::format("  failures a day     {:.3g} (gpu {:.3g}, node {:.3g}, nic {:.3g}, link {:.3g}); one every {}\n",
                    r.failures_per_day[0] + r.failures_per_day[1] + r.failures_per_day[2] + r.failures_per_day[3],
                    r.failures_per_day[0], r.failures_per_day[1], r.failures_per_day[2], r.failures_per_day[3], duration(r.mtbf_s));
+  if (r.planned_per_day > 0.0) {
+    s += fmt::format("  planned a day      {:.3g} (the job writes a checkpoint, stops and restarts; no work lost)\n", r.planned_per_day);
+  }
   s += fmt::format("  checkpoint         {:.4g} GB ({}), {} write {}, read {}\n", r.checkpoint_GB, r.checkpoint_size_from,
                    r.async ? "asynchronous" : "blocking", duration(r.write_s), duration(r.read_s));
   s += fmt::format("  restart            {} (re-queue, initialisation, checkpoint read)\n", duration(r.restart_s));
@@ -49,11 +52,14 @@ std::string format_goodput(const GoodputReport& r, const std::string& run) {
   s += fmt::format("  interruptions      {:.1f} mean (p5 {:.0f}, p95 {:.0f}); gpu {:.1f}, node {:.1f}, nic {:.1f}, link {:.1f}\n",
                    r.failures.mean, r.failures.p5, r.failures.p95, r.failures_by_class[0], r.failures_by_class[1],
                    r.failures_by_class[2], r.failures_by_class[3]);
+  if (r.planned_per_day > 0.0) {
+    s += fmt::format("  planned            {:.1f} mean; {:.1f} interruptions in all\n", r.planned, r.planned + r.failures.mean);
+  }
   const double wall = r.productive_h + r.checkpoint_h + r.lost_h + r.restart_h;
   const auto share = [wall](double h) { return wall > 0.0 ? 100.0 * h / wall : 0.0; };
   s += fmt::format("  goodput (ETTR)     {:.2f}% mean (p5 {:.2f}%, p95 {:.2f}%)", 100.0 * r.ettr.mean, 100.0 * r.ettr.p5, 100.0 * r.ettr.p95);
   if (std::isfinite(r.daly_ettr)) s += fmt::format("; Daly's closed form {:.2f}%", 100.0 * r.daly_ettr);
-  s += fmt::format("; first order {:.2f}%\n", 100.0 * r.first_order_ettr);
+  s += fmt::format("; first order {:.2f}%{}\n", 100.0 * r.first_order_ettr, r.planned_per_day > 0.0 ? " (both: failures only)" : "");
   s += fmt::format("  wall time          productive {:.1f} h ({:.1f}%), checkpointing {:.1f} h ({:.1f}%), lost work {:.1f} h ({:.1f}%), "
                    "restarting {:.1f} h ({:.1f}%)\n",
                    r.productive_h, share(r.productive_h), r.checkpoint_h, share(r.checkpoint_h), r.lost_h, share(r.lost_h),
@@ -93,6 +99,8 @@ nlohmann::json goodput_json(const GoodputReport& r) {
           {"restart_s", r.restart_s},
           {"interruptions", percentiles_json(r.failures)},
           {"interruptions_by_class", by_class},
+          {"planned_per_day", r.planned_per_day},
+          {"planned_interruptions", r.planned},
           {"ettr", percentiles_json(r.ettr)},
           {"daly_ettr", number(r.daly_ettr)},
           {"first_order_ettr", r.first_order_ettr},
@@ -104,14 +112,14 @@ void write_goodput_csv(const GoodputReport& r, const std::string& dir) {
   create_output_directory(dir, "--csv");
   std::string text = "trial,interruptions";
   for (const char* c : kFailureClassNames) text += fmt::format(",{}_failures", c);
-  text += ",iterations,checkpoints,productive_s,checkpointing_s,lost_s,restarting_s,ettr\n";
+  text += ",iterations,checkpoints,productive_s,checkpointing_s,lost_s,restarting_s,ettr,planned\n";
   for (std::size_t i = 0; i < r.per_trial.size(); ++i) {
     const GoodputTrial& t = r.per_trial[i];
     CsvLine row;
     row << i << t.failures;
     for (long long c : t.by_class) row << c;
     row << t.iterations << t.checkpoints << static_cast<double>(t.productive_ns) / 1e9 << static_cast<double>(t.checkpoint_ns) / 1e9
-        << static_cast<double>(t.lost_ns) / 1e9 << static_cast<double>(t.restart_ns) / 1e9 << t.ettr();
+        << static_cast<double>(t.lost_ns) / 1e9 << static_cast<double>(t.restart_ns) / 1e9 << t.ettr() << t.planned;
     text += row.text();
   }
   write_output_file((std::filesystem::path(dir) / "goodput.csv").string(), text, "--csv");
