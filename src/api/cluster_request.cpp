@@ -360,6 +360,9 @@ void read_chakra(const Reader& rd, const YAML::Node& n, const std::string& key, 
       out.graph.list_groups(*topo, r);
       return out;
     };
+    // Bound here once, so that a node the platform cannot run is refused at
+    // this job's line (the run binds them again).
+    for (Rank r = 0; r < gpus; ++r) (void)job.build(r);
   });
 }
 

@@ -291,7 +291,7 @@ ClusterReport run_cluster(const ClusterSpec& spec, const ClusterRunOptions& opti
     r.iteration_ps = mean_iteration(shared.ends[j], s.start_ps);
     r.finish_ps = shared.finish[j];
     for (double b : shared.link_bytes[j]) r.network_bytes += b;
-    if (runs > 1) {
+    if (options.alone && spec.jobs.size() > 1) {
       const Outcome alone = simulate(spec, {&placed[j]}, {0}, options.progress.part(1 + j, runs, s.name + " alone"), false);
       r.alone_iteration_ps = mean_iteration(alone.ends[0], 0);
     } else if (spec.jobs.size() == 1) {

@@ -261,6 +261,14 @@ TEST_F(Cluster, ALinkDownMovesItsTrafficOntoAnotherJobsUplink) {
   EXPECT_EQ(down.links[0].name, "dim0:leaf0->spine1");
   EXPECT_NEAR(down.links[0].bytes_by_job[0], 3e9, 1.0);
   EXPECT_NEAR(down.links[0].bytes_by_job[1], 3e9, 1.0);
+  // --no-alone leaves the alone runs out with degraded hardware too.
+  api::ClusterRequest r;
+  r.file = (dir_ / "cluster.yaml").string();
+  r.alone = false;
+  for (const ClusterJobReport& j : api::simulate_cluster(r).report.jobs) {
+    EXPECT_EQ(j.alone_iteration_ps, 0);
+    EXPECT_EQ(j.healthy_iteration_ps, 20 * kMs);
+  }
 }
 
 // Every GPU's kernels vary (a lognormal of median 1, drawn per GPU): a
