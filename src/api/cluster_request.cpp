@@ -57,6 +57,10 @@ struct Reader {
     return v;
   }
   std::string scalar(const YAML::Node& n, const std::string& key) const { return yaml::scalar(n, file, key); }
+  // A file named in the cluster file: as given when absolute, else relative to it.
+  std::string beside(const std::string& name) const {
+    return std::filesystem::path(name).is_absolute() ? name : (std::filesystem::path(folder) / name).string();
+  }
   // Runs f; an error it throws that does not name this file yet is put at
   // `n`'s line under `key`.
   template <typename F>
@@ -220,8 +224,7 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
     if (const TransformerShape* s = find_transformer_shape(req.model)) {
       shape = *s;
     } else if (req.model.ends_with(".yaml") || req.model.ends_with(".yml")) {
-      const std::filesystem::path m(req.model);
-      shape = read_transformer_file(m.is_absolute() ? req.model : (std::filesystem::path(rd.folder) / m).string());
+      shape = read_transformer_file(rd.beside(req.model));
     } else {
       rd.fail(l["model"], key + ".model", "'" + req.model + "' is not a transformer model (a built-in LLM or a model file)");
     }
@@ -243,7 +246,7 @@ void read_simai(const Reader& rd, const YAML::Node& n, const std::string& key, c
   yaml::check_map(n, rd.file, key, {"file", "schedule", "iterations"});
   yaml::require(n, "file", rd.file, key);
   const std::filesystem::path f(rd.scalar(n["file"], key + ".file"));
-  const std::string file = f.is_absolute() ? f.string() : (std::filesystem::path(rd.folder) / f).string();
+  const std::string file = rd.beside(f.string());
   SimaiJobOptions so;
   if (n["iterations"]) so.iterations = static_cast<int>(rd.integer(n["iterations"], key + ".iterations", 1, 100));
   if (n["schedule"]) so.schedule = parse_pipe_schedule(key + ".schedule", rd.scalar(n["schedule"], key + ".schedule"));
@@ -257,12 +260,6 @@ void read_simai(const Reader& rd, const YAML::Node& n, const std::string& key, c
     job.iterations = so.iterations;
     job.build = staged_builder(std::move(simai), job.topology);
   });
-}
-
-// A file named in the cluster file: as given when absolute, else relative to it.
-std::string beside(const Reader& rd, const std::string& name) {
-  const std::filesystem::path f(name);
-  return f.is_absolute() ? name : (std::filesystem::path(rd.folder) / f).string();
 }
 
 // Rank r's copy of a graph every rank runs: its collectives over r's groups,
@@ -290,7 +287,7 @@ void read_model(const Reader& rd, const YAML::Node& n, const std::string& key, c
   yaml::require(n, "name", rd.file, key);
   TrainingRequest req;
   req.model = rd.scalar(n["name"], key + ".name");
-  if (req.model.ends_with(".yaml") || req.model.ends_with(".yml")) req.model = beside(rd, req.model);
+  if (req.model.ends_with(".yaml") || req.model.ends_with(".yml")) req.model = rd.beside(req.model);
   if (n["batch"]) req.batch = static_cast<int>(rd.integer(n["batch"], key + ".batch", 1, 1'000'000));
   if (n["precision"]) req.precision = rd.scalar(n["precision"], key + ".precision");
   req.iterations = n["iterations"] ? static_cast<int>(rd.integer(n["iterations"], key + ".iterations", 1, 100)) : 2;
@@ -315,7 +312,7 @@ void read_model(const Reader& rd, const YAML::Node& n, const std::string& key, c
 void read_chakra(const Reader& rd, const YAML::Node& n, const std::string& key, const PlatformConfig& platform, ClusterJobSpec& job) {
   yaml::check_map(n, rd.file, key, {"prefix", "iterations", "groups", "flops"});
   yaml::require(n, "prefix", rd.file, key);
-  const std::string prefix = beside(rd, rd.scalar(n["prefix"], key + ".prefix"));
+  const std::string prefix = rd.beside(rd.scalar(n["prefix"], key + ".prefix"));
   const int passes = n["iterations"] ? static_cast<int>(rd.integer(n["iterations"], key + ".iterations", 1, 100)) : 1;
   const bool roofline = n["flops"] && read_bool(rd, n["flops"], key + ".flops");
   PlatformConfig own = platform;
@@ -328,7 +325,7 @@ void read_chakra(const Reader& rd, const YAML::Node& n, const std::string& key, 
     check_chakra_traces(*traces, gpus);
     std::shared_ptr<ChakraGroups> groups;
     if (n["groups"]) {
-      groups = std::make_shared<ChakraGroups>(read_chakra_groups(beside(rd, rd.scalar(n["groups"], key + ".groups")), *topo));
+      groups = std::make_shared<ChakraGroups>(read_chakra_groups(rd.beside(rd.scalar(n["groups"], key + ".groups")), *topo));
       check_chakra_groups(*traces, *groups);
       list_divergent_groups(*traces, *groups);
     }
@@ -471,9 +468,7 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
   const std::string name = rd.scalar(root["platform"], "platform");
   PlatformRequest pr;
   pr.file = name;
-  if (preset_registry().find(name) == nullptr && !std::filesystem::path(name).is_absolute()) {
-    pr.file = (std::filesystem::path(rd.folder) / name).string();
-  }
+  if (preset_registry().find(name) == nullptr) pr.file = rd.beside(name);
   try {
     spec.platform = load_platform(pr);
   } catch (const InputError& e) {
