@@ -8,19 +8,9 @@
 #include <regex>
 #include <sstream>
 
-// libfccp (Debian's fast-cpp-csv-parser) copies file names into a fixed
-// buffer with strncpy, which GCC flags where it is inlined into our code.
-#define CSV_IO_NO_THREAD
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-truncation"
-#endif
-#include <libfccp/csv.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 #include <fmt/format.h>
 
+#include "config/csv_reader.h"
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "config/csv.h"
@@ -135,10 +125,11 @@ GpuMeasurements read_gpu_measurements(const std::string& dir) {
   m.csv_file = (fs::path(dir) / "measurements.csv").string();
   const std::string& file = m.csv_file;
   if (!fs::is_regular_file(file)) throw InputError(file + ": cannot read it (missing)");
+  const std::string text = read_text_file(file);
   try {
     io::CSVReader<12, io::trim_chars<' ', '\t', '\r'>, io::no_quote_escape<','>, io::throw_on_overflow,
                   io::empty_line_comment>
-        in(file);
+        in(file, text.data(), text.data() + text.size());
     in.read_header(io::ignore_extra_column, "experiment", "kernel", "ctas", "bytes", "repeats", "time_us",
                    "payload_GBps", "hbm_GBps", "gemm_us", "gemm_alone_us", "gemm_slowdown", "gemm_TFLOPS");
     std::vector<std::string> f(kColumns.size());

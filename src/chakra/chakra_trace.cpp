@@ -414,6 +414,9 @@ class Parser {
   Node convert(const wire::Node& w) const {
     Node n;
     n.id = w.id();
+    if (const std::string why = name_problem(w.name()); !why.empty()) {
+      fail("node " + std::to_string(n.id) + ": its name '" + quoted_value(w.name()) + "' " + why);
+    }
     n.name = w.name();
     const int type = static_cast<int>(w.type());
     if (type == 0) fail_node(n, "node type INVALID_NODE (0)");

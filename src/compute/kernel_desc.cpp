@@ -49,6 +49,15 @@ std::optional<double> positive(std::string_view s) {
   return v;
 }
 
+// A kernel's dimension as a shape gives it: a whole number of 1..2^31-1
+// (cuBLAS and FlashAttention take int dimensions); 8192.5 or 1e300 is no
+// kernel a run has.
+std::optional<double> dimension(std::string_view s) {
+  const std::optional<double> v = positive(s);
+  if (!v || *v != std::floor(*v) || *v > 2147483647.0) return std::nullopt;
+  return v;
+}
+
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   std::size_t start = 0;
@@ -70,9 +79,9 @@ std::optional<KernelDesc> parse_dims(KernelKind kind, const std::string& text, s
   }
   std::vector<double> v;
   for (std::string_view p : parts) {
-    const std::optional<double> x = positive(p);
+    const std::optional<double> x = dimension(p);
     if (!x) {
-      why = fmt::format("'{}' is not a positive number", p);
+      why = fmt::format("'{}' is not a whole number of 1..2147483647", p);
       return std::nullopt;
     }
     v.push_back(*x);
@@ -125,9 +134,9 @@ std::optional<KernelDesc> parse_attention(KernelKind kind, const std::string& te
       return std::nullopt;
     }
     seen[i] = true;
-    const std::optional<double> x = positive(word.substr(eq + 1));
+    const std::optional<double> x = dimension(word.substr(eq + 1));
     if (!x) {
-      why = fmt::format("{}= takes a positive number, got '{}'", key, word.substr(eq + 1));
+      why = fmt::format("{}= takes a whole number of 1..2147483647, got '{}'", key, word.substr(eq + 1));
       return std::nullopt;
     }
     if ((i == 1 || i == 2) && (*x != std::floor(*x) || *x > 1e6)) {

@@ -1,12 +1,12 @@
 #include "config/data_table.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "config/input_error.h"
+#include "config/platform.h"
 
 namespace acesim {
 namespace {
@@ -23,8 +23,13 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 DataTable read_data_table(const std::string& path, const std::string& hint) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open" + hint);
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const InputError& e) {
+    throw InputError(e.what() + hint);
+  }
+  std::istringstream in(text);
   DataTable t;
   std::string line, header;
   std::size_t columns = 0;

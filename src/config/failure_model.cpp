@@ -3,14 +3,13 @@
 #include "config/failure_model.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/embedded.h"
 #include "config/input_error.h"
+#include "config/platform.h"
 #include "config/yaml_reader.h"
 #include "registry/registry.h"
 
@@ -133,6 +132,7 @@ FailureModel parse_failure_model(const std::string& yaml_text, const std::string
   FailureModel m;
   m.file = file;
   m.name = root["name"] ? yaml::scalar(root["name"], file, "name") : file;
+  if (const std::string why = name_problem(m.name); root["name"] && !why.empty()) throw_input_error(file, yaml::line_of(root["name"]), "name", why);
   if (root["source"]) m.source = yaml::scalar(root["source"], file, "source");
   const YAML::Node direct = root["failures_per_1000_days"];
   const YAML::Node observed = root["observed"];
@@ -189,15 +189,17 @@ FailureModel load_failure_model(const std::string& name_or_file) {
     if (name == b.name) return parse_failure_model(std::string(embedded_file(b.file)), b.file);
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_file, ec)) {
+  if (!std::filesystem::exists(name_or_file, ec)) {
     throw InputError("--failures: '" + name_or_file + "' is neither a file nor a built-in failure model" +
                      suggestion(name_or_file, failure_model_names()) + "; the built-ins: " + join_names(failure_model_names()));
   }
-  std::ifstream in(name_or_file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) throw InputError("--failures: cannot read '" + name_or_file + "'");
-  return parse_failure_model(text.str(), name_or_file);
+  std::string text;
+  try {
+    text = read_text_file(name_or_file);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--failures: ") + e.what());
+  }
+  return parse_failure_model(text, name_or_file);
 }
 
 }  // namespace acesim

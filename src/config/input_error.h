@@ -28,6 +28,24 @@ class UnknownKeyError : public InputError {
 std::string input_location(std::string_view file, int line, std::string_view key);
 [[noreturn]] void throw_input_error(std::string_view file, int line, std::string_view key, std::string_view problem);
 
+// What is wrong with a name read from a file (a job's, a layer's, a
+// kernel's, a group's), or "" when nothing is: names are UTF-8 text without
+// control characters (U+0000..U+001F, U+007F), since reports print them in
+// tables, CSV and JSON; a NUL would cut a text report short. The problem
+// names the byte: "holds a control character (U+000A) at byte 3".
+std::string name_problem(std::string_view name);
+// The same for any text value of an input (a path, a description): tabs and
+// line breaks are allowed there.
+std::string text_problem(std::string_view text);
+// Throws InputError "<where>: <problem>" when name_problem(name) finds one.
+void check_name(std::string_view name, std::string_view where);
+
+// A value from the input as an error message quotes it: at most 80 bytes
+// (cut at a character's boundary, "..." after), so that a hostile 50 MB
+// argument is not echoed whole, and control characters and bytes that are
+// not UTF-8 as \xNN, so that a NUL does not cut the message short.
+std::string quoted_value(std::string_view value);
+
 // suggestion() and closest_match() for unknown names: registry/registry.h.
 
 }  // namespace acesim

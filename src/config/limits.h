@@ -17,6 +17,10 @@ inline constexpr long long kMaxLinksPerNeighbour = 1024;
 inline constexpr long long kMaxChunks = 1'000'000;
 inline constexpr long long kMaxActiveChunks = 1'000'000;
 inline constexpr std::uint64_t kMaxCollectiveBytes = 1ULL << 50;  // 1 PiB
+// An input file acesim reads whole (platforms, workloads, cluster, model,
+// failure and grid files, kernel-times CSVs): larger is not an input file
+// (read_text_file). Traces have their own caps (Chakra, Kineto).
+inline constexpr std::uint64_t kMaxInputFileBytes = 64ULL << 20;  // 64 MiB
 // Memory a run's work graphs may hold, over every rank built (StagedJob::estimated_bytes_per_rank).
 inline constexpr double kMaxGraphBytes = 8.0 * (1ULL << 30);  // 8 GiB
 

@@ -89,7 +89,12 @@ PlatformConfig parse_astra_platform(std::string_view network_text, const std::st
 // InputError naming `flag` (--nodes) and what would work.
 void set_nodes(PlatformConfig& platform, long long nodes, const std::string& flag);
 
-// Reads a whole file; throws InputError naming it when it cannot.
+// Reads a whole input file, the one reader every text input goes through.
+// Throws InputError naming it when it is missing, a directory, larger than
+// limits::kMaxInputFileBytes (a regular file is refused before it is read;
+// a device or pipe, /dev/zero, when its bytes pass the cap), UTF-16 or
+// UTF-32 text, or holds a NUL byte (not a text file). A UTF-8 byte-order
+// mark is dropped.
 std::string read_text_file(const std::string& path);
 
 }  // namespace acesim

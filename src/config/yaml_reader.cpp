@@ -15,6 +15,35 @@ namespace {
 // next token, which can be lines further on; check_map() records the line of
 // its key here so that messages about the value point at the key.
 thread_local std::vector<std::pair<YAML::Node, int>> empty_value_lines;
+// Every key and value of a file is UTF-8 text without control characters
+// but tabs and line breaks (a quoted "\0" would cut a report or a number
+// short: strtod stops at it). Names are checked further where they are
+// read (check_name). Nesting is bounded by the parser's own limit.
+void check_text(const YAML::Node& node, const std::string& file, int depth) {
+  if (depth > 256) throw_input_error(file, line_of(node), "", "nested more than 256 levels deep");
+  if (node.IsScalar()) {
+    if (const std::string why = text_problem(node.Scalar()); !why.empty()) {
+      throw_input_error(file, node.Mark().line >= 0 ? node.Mark().line + 1 : 0, "", "the value '" + quoted_value(node.Scalar()) + "' " + why);
+    }
+    return;
+  }
+  if (node.IsSequence()) {
+    for (const YAML::Node& item : node) check_text(item, file, depth + 1);
+  } else if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it->first.IsScalar()) {
+        if (const std::string why = text_problem(it->first.Scalar()); !why.empty()) {
+          throw_input_error(file, it->first.Mark().line >= 0 ? it->first.Mark().line + 1 : 0, "",
+                            "the key '" + quoted_value(it->first.Scalar()) + "' " + why);
+        }
+      } else {
+        throw_input_error(file, it->first.Mark().line >= 0 ? it->first.Mark().line + 1 : 0, "", "a key must be a single value");
+      }
+      check_text(it->second, file, depth + 1);
+    }
+  }
+}
+
 }  // namespace
 
 int line_of(const YAML::Node& node) {
@@ -58,6 +87,7 @@ YAML::Node parse(std::string_view text, const std::string& file) {
     const YAML::Node loaded = YAML::Load(std::string(text));
     YAML::Node root = loaded;
     if (!root.IsDefined() || root.IsNull()) throw_input_error(file, 0, "", "file is empty");
+    check_text(root, file, 0);
     return root;
   } catch (const YAML::Exception& e) {
     throw_input_error(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);

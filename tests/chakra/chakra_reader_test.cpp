@@ -454,14 +454,17 @@ TEST(ChakraReader, FileLevelErrors) {
   const std::size_t second = md.size() + test::chakra::delimited(two.nodes[0]).size();
   expect_has(error_of([&] { parse_trace(bytes, "x.et"); }),
              {"x.et: byte " + std::to_string(second) + ": node message 2: length prefix says"});
-  // Names are printed on one line, control bytes escaped.
+  // A name is one line of UTF-8 text (reports print it in tables, CSV and
+  // JSON): a control byte or a byte that is not UTF-8 is refused, shown
+  // escaped.
   TraceWriter nl;
   nl.comp(1, "two\nlines", 1, {1});
-  expect_has(error_of([&] { parse_trace(nl.bytes(), "x.et"); }), {"node 1 (two\\x0alines)"});
-  // Names that are not UTF-8 are kept as they are.
+  expect_has(error_of([&] { parse_trace(nl.bytes(), "x.et"); }),
+             {"x.et: node 1: its name 'two\\x0Alines' holds a control character (U+000A) at byte 3"});
   TraceWriter latin1;
   latin1.comp(1, "caf\xe9", 1);
-  EXPECT_EQ(parse_trace(latin1.bytes(), "x.et").nodes[0].name, "caf\xe9");
+  expect_has(error_of([&] { parse_trace(latin1.bytes(), "x.et"); }),
+             {"x.et: node 1: its name 'caf\\xE9' is not UTF-8 text (byte 0xE9 at byte 3)"});
 }
 
 class ChakraFiles : public test::ScratchDirTest {};

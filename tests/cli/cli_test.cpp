@@ -157,7 +157,7 @@ TEST_F(Cli, MissingAndUnreadableFiles) {
   expect_bad_input({"collective", "--network", kNet + "Ring_8npus.yml", "--system", dir_.string()},
                    {dir_.string(), "is a directory"});
   // An endless file used to be read until memory ran out.
-  expect_bad_input({"collective", "--platform", "/dev/zero"}, {"/dev/zero", "larger than 64 MiB"});
+  expect_bad_input({"collective", "--platform", "/dev/zero"}, {"/dev/zero: more than 64.0 MiB of bytes: not an input file"});
 }
 
 TEST_F(Cli, EmptyAndWrongShapeFiles) {

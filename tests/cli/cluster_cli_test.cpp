@@ -65,7 +65,7 @@ TEST_F(ClusterCli, SweepsRunClusterFiles) {
 }
 
 TEST_F(ClusterCli, BadInput) {
-  expect_bad_input({"cluster", (dir_ / "none.yaml").string()}, {"none.yaml: cannot read the cluster file"});
+  expect_bad_input({"cluster", (dir_ / "none.yaml").string()}, {"none.yaml: cannot open: No such file or directory"});
   const std::string f = write("c.yaml", "platform: hgx-h100\nnodes: 2\njobs:\n  - {nodes: 3, collective: {bytes: 1GB}}\n");
   expect_bad_input({"cluster", f}, {f + ":4: jobs[0].nodes: must be in 1..2, got 3"});
   const std::string g = write("g.yaml", "platform: hgx-h100\nnodes: 2\njobs:\n  - {nodes: 1, collective: {bytes: 1GB}}\n  - {nodes: 1, placement: 0, collective: {bytes: 1GB}}\n");

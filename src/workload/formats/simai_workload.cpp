@@ -155,6 +155,7 @@ class Reader {
 
   SimaiRow read_row(const std::vector<TextToken>& t, int line) const {
     SimaiRow r;
+    if (const std::string why = name_problem(t[0].text); !why.empty()) fail(line, t[0].column, "layer name '" + quoted_value(t[0].text) + "' " + why);
     r.name = t[0].text;
     r.line = line;
     integer(t[1], line, "dependency", -1, kMaxRows);
@@ -303,10 +304,15 @@ bool is_simai_header(std::string_view first_line) {
 }
 
 bool looks_like_simai(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  while (f && std::getline(f, line)) {
+  // Read through the one capped reader, so that a huge file or /dev/zero is
+  // refused before a line of it is looked at.
+  const std::string text = read_text_file(path);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
     if (!split_columns(line).empty()) return is_simai_header(line);
+    at = end + 1;
   }
   return false;
 }

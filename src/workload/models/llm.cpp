@@ -203,6 +203,7 @@ TransformerShape parse_transformer_yaml(std::string_view text, const std::string
   for (const char* k : {"layers", "hidden", "heads", "seq", "vocab"}) yaml::require(root, k, path, "");
   TransformerShape m;
   m.name = root["name"] ? yaml::scalar(root["name"], path, "name") : path;
+  if (const std::string why = name_problem(m.name); root["name"] && !why.empty()) throw_input_error(path, yaml::line_of(root["name"]), "name", why);
   m.source = path;
   // Layers are walked one by one (parameters, memory): at most 100,000;
   // the default ffn_hidden of 4 x hidden stays within 2^30.
