@@ -114,6 +114,7 @@ struct TrainingRequest {
   std::optional<int> iterations;  // default 2; Chakra traces: passes over them, default 1
   std::string compare;        // executors side by side, e.g. "sm,ace"
   int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1
+  bool trace_ranks_given = false;  // --trace-npus given: refused where the trace follows its own ranks (LLM plans, SimAI)
   std::vector<std::string> stragglers;  // "RANK=FACTOR"
   ProgressSink* progress = nullptr;     // told how far the runs are, or none
   // LLM training (docs/models.md, "LLM training"): Megatron-LM's plan. A

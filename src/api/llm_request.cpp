@@ -36,6 +36,11 @@ std::optional<TransformerShape> llm_shape(const TrainingRequest& o, const std::s
   if (model.ends_with(".yaml") || model.ends_with(".yml")) return read_transformer_file(model);
   if (!o.llm.given()) return std::nullopt;
   if (model != "gpt") {
+    TrainingRequest::Llm plan = o.llm;
+    plan.chakra_out.clear();
+    if (!plan.given()) {
+      throw InputError("--chakra-out applies to LLM plans (a transformer --model) and --kineto replays, not to '" + model + "'");
+    }
     throw InputError("--tp/--pp/--dp/... apply to transformer models (gpt, the LLMs, model files), not '" + model + "'");
   }
   return gpt_shape(ModelOptions{});
@@ -92,6 +97,9 @@ int llm_iterations(const TrainingRequest& o) {
 }
 
 void run_jobs(const TrainingRequest& o, const StagedJob& job, const std::vector<std::string>& executors, TrainingRun& run) {
+  if (o.trace_ranks_given) {
+    throw InputError("--trace-npus does not apply to LLM plans and SimAI files: their trace follows the first rank of each pipeline stage");
+  }
   LlmRunOptions ro;
   ro.full = o.platform.full;
   ro.allow_oom = o.llm.allow_oom;

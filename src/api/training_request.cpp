@@ -22,6 +22,9 @@
 namespace acesim::api {
 namespace {
 
+constexpr const char* kChakraOutApplies =
+    "--chakra-out applies to LLM plans (a transformer --model) and --kineto replays: they are what it writes as Chakra traces";
+
 std::vector<std::string> parse_compare(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
@@ -29,6 +32,9 @@ std::vector<std::string> parse_compare(const std::string& text) {
   while (std::getline(ss, item, ',')) {
     const ExecutorEntry* e = executor_registry().find(item);
     if (e == nullptr) throw InputError("--compare: " + executor_registry().unknown(item));
+    if (std::find(out.begin(), out.end(), e->name) != out.end()) {
+      throw InputError("--compare: " + e->name + " is given twice (each executor runs once)");
+    }
     out.push_back(e->name);
   }
   if (out.empty()) throw InputError("--compare: give executors like sm,ace");
@@ -155,6 +161,10 @@ void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& 
     throw InputError("--kineto-comm: '" + o.kineto_comm + "' is not simulated or measured");
   }
   if (o.llm.dp && *o.llm.dp < 1) throw InputError(fmt::format("--dp: must be at least 1, got {}", *o.llm.dp));
+  if (o.llm.dp && !ko.simulate_comm) {
+    throw InputError("--dp has no effect with --kineto-comm measured: communication then takes its traced time, whatever the "
+                     "data-parallel width; simulate it (--kineto-comm simulated) to change the width");
+  }
   ko.job.dp = o.llm.dp.value_or(0);
   ko.job.placement = o.placement;
   ko.timeline_ranks = o.trace_ranks;
@@ -243,6 +253,7 @@ TrainingRun simulate_runs(const TrainingRequest& o) {
     return run;
   }
   if (!o.chakra_prefix.empty()) {
+    if (!o.llm.chakra_out.empty()) throw InputError(kChakraOutApplies);
     if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to Chakra traces");
     run_chakra_traces(o, executors, topo, run);
     return run;
@@ -251,6 +262,7 @@ TrainingRun simulate_runs(const TrainingRequest& o) {
   if (!o.workload_format.empty() && o.workload_file.empty()) throw InputError("--format applies to --workload FILE");
   if (is_simai_request(o)) {
     if (!o.model.empty()) throw InputError("--workload and --model cannot be combined");
+    if (!o.llm.chakra_out.empty()) throw InputError(kChakraOutApplies);
     run_simai_request(o, executors, topo, run);
     return run;
   }
@@ -263,6 +275,7 @@ TrainingRun simulate_runs(const TrainingRequest& o) {
       }
     }
   }
+  if (!o.llm.chakra_out.empty()) throw InputError(kChakraOutApplies);
   if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to workload files");
   if (!o.kernel_times.empty()) throw InputError("--kernel-times applies to transformer models (--model), not to the layer-table models");
   const Workload workload = load_workload(o, run.platform, topo);

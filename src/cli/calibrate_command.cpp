@@ -7,6 +7,7 @@
 
 #include "calibrate/gpu_calibration.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
@@ -68,8 +69,8 @@ CommandRunner add_calibrate_command(CLI::App& app) {
       ->check(non_empty());
   c->add_option("--platform", o->platform, "check this platform's NPU against the measurements instead of fitting")
       ->check(non_empty());
-  c->add_option("--out", o->out, "write the calibrated platform YAML here")->check(non_empty());
-  c->add_option("--csv", o->csv, "write measured vs predicted, one row per measurement, here")->check(non_empty());
+  c->add_option("--out", o->out, "write the calibrated platform YAML here")->check(output_file());
+  c->add_option("--csv", o->csv, "write measured vs predicted, one row per measurement, here")->check(output_file());
   c->add_flag("--json", o->json, "print JSON instead of tables");
   return {[o] { return run(*o); }, nullptr, nullptr, nullptr};
 }

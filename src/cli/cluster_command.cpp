@@ -6,6 +6,7 @@
 
 #include "api/api.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/platform_options.h"
 #include "cli/progress_options.h"
 #include "config/output_file.h"
@@ -55,9 +56,9 @@ CommandRunner add_cluster_command(CLI::App& app) {
   c->add_option("file", o->file, "the cluster file (YAML: platform, nodes, fabric, jobs)")->required();
   c->add_flag("--json", o->json, "print JSON instead of tables");
   c->add_flag("--no-alone", o->no_alone, "skip each job's run alone on its nodes (no slowdown)");
-  c->add_option("--csv", o->csv, "write jobs.csv, iterations.csv and links.csv into this directory")->check(non_empty());
+  c->add_option("--csv", o->csv, "write jobs.csv, iterations.csv and links.csv into this directory")->check(output_dir());
   c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (ui.perfetto.dev): a process per job, its first rank's compute and communication, its iterations")
-      ->check(non_empty());
+      ->check(output_file());
   add_progress_options(c, o->progress);
   return {[o] { return run(*o); }, [o] { return CommandReport{cluster_json(simulate(*o).report), {}}; }, nullptr,
           [o, fresh = *o] { *o = fresh; }};

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "cli/option_checks.h"
 #include "cli/platform_options.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
@@ -102,6 +103,7 @@ RegisteredCommand register_command(std::string_view name) {
     r.app = std::make_unique<CLI::App>("acesim");
     r.runner = e.add(*r.app);
     r.command = r.app->get_subcommand(std::string(name));
+    add_option_checks(*r.command);
     return r;
   }
   throw InputError("unknown command '" + std::string(name) + "'" + suggestion(name, names));

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/invoke.h"
+#include "cli/option_checks.h"
 
 namespace {
 
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     const cli::CommandEntry& c = commands[i];
     if (registers_in_full(c.name, argc, argv)) {
       runners[i] = c.add(app).run;
+      cli::add_option_checks(*app.get_subcommand(std::string(c.name)));
     } else {
       app.add_subcommand(std::string(c.name));
     }

@@ -18,6 +18,7 @@
 
 #include "cli/platform_options.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/progress_options.h"
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"
@@ -223,7 +224,7 @@ CommandRunner add_reproduce_command(CLI::App& app) {
       "Reproduce a study: ace-isca21 (docs/reproduction.md), astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto and placement (docs/cluster.md) "
       "(docs/validation.md), llm-offload (docs/llm-offload.md), offload (docs/reproduction.md)");
   c->add_option("study", o->study, "ace-isca21 | astra-sim-2.0 | nccl-tests | megatron | megatron-h100 | llm-runs | llm-offload | offload | simai | kineto | placement")->required();
-  c->add_option("--out", o->out, "output directory (default: the study's name)");
+  c->add_option("--out", o->out, "output directory (default: the study's name)")->check(output_dir());
   c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto: the repository's test data directory")->capture_default_str();
   c->add_option("--runs", o->runs, "llm-runs: the rows to run, by id, comma-separated (default: all)")->check(non_empty());
   o->jobs_option = c->add_option("--jobs", o->jobs, "simulations run in parallel (default: all cores)");

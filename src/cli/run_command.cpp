@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/platform_options.h"
 #include "cli/progress_options.h"
 #include "config/failure_model.h"
@@ -18,6 +19,7 @@
 #include "report/kineto_report.h"
 #include "report/llm_report.h"
 #include "workload/llm/parallel_plan.h"
+#include "report/trace_merge.h"
 #include "report/training_report.h"
 #include "workload/formats/format_registry.h"
 #include "workload/models/models.h"
@@ -48,10 +50,14 @@ std::string table_format_names() {
   return join_names(names);
 }
 
-std::string with_executor_suffix(const std::string& path, const std::string& executor, bool several) {
-  if (!several) return path;
-  const std::filesystem::path p(path);
-  return (p.parent_path() / (p.stem().string() + "." + executor + p.extension().string())).string();
+// --trace FILE: one file, whatever the number of executors (several side
+// by side, each its processes: report/trace_merge.h).
+template <typename Report, typename ToTrace>
+void write_trace(const Options& o, const std::vector<Report>& reports, ToTrace to_trace) {
+  if (o.trace.empty()) return;
+  std::vector<std::pair<std::string, nlohmann::json>> traces;
+  for (const Report& r : reports) traces.emplace_back(r.executor, to_trace(r));
+  write_output_file(o.trace, merge_traces(traces).dump() + '\n', "--trace");
 }
 
 void write_chakra_files(const Options& o, const std::vector<ChakraReport>& reports) {
@@ -60,11 +66,8 @@ void write_chakra_files(const Options& o, const std::vector<ChakraReport>& repor
     if (!o.csv.empty()) {
       write_chakra_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
     }
-    if (!o.trace.empty()) {
-      const std::string path = with_executor_suffix(o.trace, r.executor, several);
-      write_output_file(path, chakra_trace_events(r).dump() + '\n', "--trace");
-    }
   }
+  write_trace(o, reports, [](const ChakraReport& r) { return chakra_trace_events(r); });
 }
 
 void write_training_files(const Options& o, const std::vector<TrainReport>& reports) {
@@ -74,12 +77,7 @@ void write_training_files(const Options& o, const std::vector<TrainReport>& repo
       write_training_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
     }
   }
-  if (!o.trace.empty()) {
-    for (const TrainReport& r : reports) {
-      const std::string path = with_executor_suffix(o.trace, r.executor, several);
-      write_output_file(path, training_trace(r).dump() + '\n', "--trace");
-    }
-  }
+  write_trace(o, reports, [](const TrainReport& r) { return training_trace(r); });
 }
 
 void print_training_tables(const api::TrainingRun& run) {
@@ -173,11 +171,8 @@ void write_llm_files(const Options& o, const std::vector<LlmReport>& reports) {
   const bool several = reports.size() > 1;
   for (const LlmReport& r : reports) {
     if (!o.csv.empty()) write_llm_csv(r, several ? (std::filesystem::path(o.csv) / r.executor).string() : o.csv);
-    if (!o.trace.empty()) {
-      const std::string path = with_executor_suffix(o.trace, r.executor, several);
-      write_output_file(path, llm_trace(r).dump() + '\n', "--trace");
-    }
   }
+  write_trace(o, reports, [](const LlmReport& r) { return llm_trace(r); });
 }
 
 // One run's report, or {"runs": [...]} for several executors side by side.
@@ -209,6 +204,7 @@ nlohmann::json run_json(const api::TrainingRun& run) {
 
 // Runs the request and writes the files it asks for (--csv, --trace).
 api::TrainingRun simulate(Options& o) {
+  if (o.trace_npus_option->count() > 0 && o.trace.empty()) throw InputError("--trace-npus applies with --trace FILE");
   if (o.trace_npus_option->count() > 0 && (o.trace_npus < 1 || o.trace_npus > 1024)) {
     throw InputError("--trace-npus: must be in 1..1024, got " + std::to_string(o.trace_npus));
   }
@@ -217,6 +213,7 @@ api::TrainingRun simulate(Options& o) {
   if (o.batch_option->count() > 0) r.batch = o.batch;
   if (o.iterations_option->count() > 0) r.iterations = o.iterations;
   r.trace_ranks = o.trace.empty() ? 0 : o.trace_npus;
+  r.trace_ranks_given = o.trace_npus_option->count() > 0;
   const std::unique_ptr<ProgressDisplay> display = start_progress(o.progress);
   r.progress = display.get();
   api::TrainingRun run = api::simulate_training(r);
@@ -229,10 +226,8 @@ api::TrainingRun simulate(Options& o) {
     const bool several = run.kineto.size() > 1;
     for (const KinetoReport& k : run.kineto) {
       if (!o.csv.empty()) write_kineto_csv(k, several ? (std::filesystem::path(o.csv) / k.executor).string() : o.csv);
-      if (!o.trace.empty()) {
-        write_output_file(with_executor_suffix(o.trace, k.executor, several), kineto_trace_events(k).dump() + '\n', "--trace");
-      }
     }
+    write_trace(o, run.kineto, [](const KinetoReport& k) { return kineto_trace_events(k); });
   } else {
     write_training_files(o, run.reports);
   }
@@ -319,8 +314,8 @@ CommandRunner add_run_command(CLI::App& app) {
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");
   add_progress_options(c, o->progress);
-  c->add_option("--csv", o->csv, "write the CSV tables into this directory (layers.csv, collectives.csv, network.csv; with --chakra nodes.csv, network.csv; with --kineto steps.csv)")->check(non_empty());
-  c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev); with --kineto, each rank's GPU activities measured and replayed side by side")->check(non_empty());
+  c->add_option("--csv", o->csv, "write the CSV tables into this directory (layers.csv, collectives.csv, network.csv; with --chakra nodes.csv, network.csv; with --kineto steps.csv)")->check(output_dir());
+  c->add_option("--trace", o->trace, "write a Chrome/Perfetto trace (open in ui.perfetto.dev), one file: with several executors (--compare) each executor's processes side by side, named sm: ..., ace: ...; with --kineto, each rank's GPU activities measured and replayed side by side")->check(output_file());
   o->trace_npus_option = c->add_option("--trace-npus", o->trace_npus, "NPUs in the trace, from NPU 0 (default 4)");
   c->add_option("--straggler", o->request.stragglers, "RANK=FACTOR: that NPU computes FACTOR times slower (repeatable)");
   add_llm_options(c, o->request.llm);

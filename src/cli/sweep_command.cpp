@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/platform_options.h"
 #include "cli/progress_options.h"
 #include "cli/sweep.h"
@@ -99,7 +100,7 @@ CommandRunner add_sweep_command(CLI::App& app) {
   c->require_subcommand(0, 1);
   c->add_option("grid", o->grid, "the grid file (YAML: command, options, grid, zip)")->check(non_empty());
   c->add_option("--out", o->out, "output directory: results.csv, results.jsonl, sweep.json (a sweep started again resumes)")
-      ->check(non_empty());
+      ->check(output_dir());
   o->jobs_option = c->add_option("--jobs", o->jobs, "points run at once (default: every core; 1 per rank under mpirun)");
   c->add_option("--shard", o->shard, "I/N: run every N-th point from point I (Slurm job arrays; join with sweep merge)")
       ->check(non_empty());
@@ -110,7 +111,7 @@ CommandRunner add_sweep_command(CLI::App& app) {
 
   CLI::App* merge = c->add_subcommand("merge", "Join the --out directories of a grid's shards into one");
   merge->add_option("dirs", o->merge_dirs, "the shards' directories")->required();
-  merge->add_option("--out", o->merge_out, "the joined directory")->required()->check(non_empty());
+  merge->add_option("--out", o->merge_out, "the joined directory")->required()->check(output_dir());
 
   CLI::App* plot = c->add_subcommand("plot", "Plot a sweep's metric against an axis (PNG, matplotlib)");
   plot->add_option("dir", o->plot.dir, "the sweep's --out directory")->required()->check(non_empty());

@@ -104,10 +104,9 @@ TEST_F(OutputFiles, RunTraceAndCsvOnAFullDisk) {
     const std::string dir = (dir_ / name).string() + ".d";
     expect_write_error(with({"--csv", dir}), full(name + ".d/" + name));
   }
-  // Two executors: a directory and a trace per executor.
-  expect_write_error({"run", "--platform", kRing8, "--model", "resnet50", "--iterations", "1", "--compare", "sm,ace", "--trace",
-                      (dir_ / "t.json").string()},
-                     full("t.ace.json"));
+  // Two executors: one trace file, both side by side.
+  const std::string both = full("t.json");
+  expect_write_error({"run", "--platform", kRing8, "--model", "resnet50", "--iterations", "1", "--compare", "sm,ace", "--trace", both}, both);
 }
 
 TEST_F(OutputFiles, LlmAndChakraOutputsOnAFullDisk) {
@@ -172,13 +171,16 @@ TEST_F(OutputFiles, StandardOutputOnAFullDisk) {
 
 TEST_F(OutputFiles, AnUnusablePathIsAUsageError) {
   expect_bad_input({"run", "--platform", kRing8, "--iterations", "1", "--executor", "ideal", "--trace", (dir_ / "no/such/t.json").string()},
-                   {"--trace: ", "no/such/t.json: cannot open for writing: No such file or directory"});
+                   {"--trace: ", "no/such/t.json: its folder ", "no/such does not exist"});
   write("file", "");
   expect_bad_input({"run", "--platform", kRing8, "--iterations", "1", "--executor", "ideal", "--csv", (dir_ / "file").string()},
-                   {"--csv: ", "/file: cannot create the directory"});
+                   {"--csv: ", "/file is a file, not a directory to write into"});
   expect_bad_input({"sweep", write("g.yaml", "command: collective\noptions: {platform: " + kRing8 + "}\ngrid:\n  bytes: [1MiB]\n"),
                     "--out", (dir_ / "file").string()},
-                   {"--out: ", "/file: cannot create the directory"});
+                   {"--out: ", "/file is a file, not a directory to write into"});
+  // A directory under a file: refused before anything runs too.
+  expect_bad_input({"run", "--platform", kRing8, "--iterations", "1", "--executor", "ideal", "--csv", (dir_ / "file" / "sub").string()},
+                   {"--csv: ", "/file/sub: ", "/file is a file, not a folder"});
 }
 
 TEST_F(OutputFiles, CsvNamesAndNumbersReadBack) {
