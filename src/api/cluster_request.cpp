@@ -5,6 +5,8 @@
 #include <random>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -175,6 +177,42 @@ double check_graph_memory(const Reader& rd, const YAML::Node& n, const std::stri
                                 "the limit is 8 GiB: fewer micro-batches or iterations",
                                 ranks, staged.estimated_nodes_per_rank() * static_cast<double>(ranks), staged.estimated_nodes_per_rank(),
                                 staged.estimate_terms(), bytes / (1ULL << 30)));
+  }
+  return bytes;
+}
+
+// A collective loop's size, checked before anything is built: every rank
+// executes the loop's graph (a compute, a collective and an end a
+// iteration, StagedJob::kBytesPerNode each) and holds the collective in
+// flight (4 B per chunk and dimension); the simulated time (its compute
+// and about 4 x its bytes over the slowest link, as acesim run estimates a
+// layer table) must fit what int64 picoseconds count.
+double check_loop_size(const Reader& rd, const YAML::Node& j, const std::string& key, const ClusterSpec& spec, const ClusterJobSpec& job) {
+  const ClusterJobSpec::Loop& loop = *job.loop;
+  const auto ranks = static_cast<double>(job.nodes.size()) * static_cast<double>(spec.gpus_per_node);
+  const double nodes_per_rank = static_cast<double>(job.iterations) * (loop.compute_ps > 0 ? 3.0 : 2.0);
+  const double chunks = spec.platform.collectives.chunks;
+  const auto dims = static_cast<double>(spec.platform.dims.size());
+  const double per_rank = 2048.0 + StagedJob::kBytesPerNode * nodes_per_rank + 4.0 * chunks * dims;
+  const double bytes = ranks * per_rank;
+  const YAML::Node at = j["iterations"] ? j["iterations"] : j;
+  const std::string at_key = j["iterations"] ? key + ".iterations" : key;
+  if (bytes > limits::kMaxGraphBytes) {
+    rd.fail(at, at_key, fmt::format("a loop of {} iterations on {} GPUs needs about {:.1f} GiB ({} ranks x (2048 B + {:g} B x {:g} nodes + "
+                                    "4 B x {:g} chunks x {:g} dimensions)); the limit is 8 GiB: fewer iterations or nodes",
+                                    job.iterations, ranks, bytes / (1ULL << 30), ranks, StagedJob::kBytesPerNode, nodes_per_rank, chunks,
+                                    dims));
+  }
+  double slowest = std::numeric_limits<double>::infinity();
+  for (const DimensionSpec& d : spec.platform.dims) {
+    if (d.npus > 1) slowest = std::min(slowest, d.bandwidth_GBps * 1e9);
+  }
+  const double per_iteration_s = ps_to_seconds(loop.compute_ps) + (std::isfinite(slowest) ? 4.0 * loop.bytes / slowest : 0.0);
+  const double estimate_s = ps_to_seconds(job.start_ps) + static_cast<double>(job.iterations) * per_iteration_s;
+  if (estimate_s > 1e6) {
+    rd.fail(at, at_key, fmt::format("this loop would simulate about {:.3g} s ({} iterations of about {:.3g} s), past what int64 "
+                                    "picoseconds count (106 days): fewer iterations",
+                                    estimate_s, job.iterations, per_iteration_s));
   }
   return bytes;
 }
@@ -376,6 +414,15 @@ void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) 
   if (!list.IsSequence()) rd.fail(list, "degraded", "expected a list of {gpu, compute}, {gpu, nic}, {link, share} or {link, down: true}");
   const Topology topo(spec.platform.dims);
   const Rank gpus = topo.num_npus();
+  // Each GPU's compute and each link is degraded by one item at most: two
+  // would contradict each other (a NIC's item covers its GPU's scale-out
+  // links, a link down both directions).
+  std::map<Rank, std::size_t> compute_item;
+  std::map<LinkId, std::size_t> link_item;
+  const auto claim_link = [&](LinkId l, std::size_t i, const YAML::Node& n, const std::string& key) {
+    const auto [it, added] = link_item.try_emplace(l, i);
+    if (!added) rd.fail(n, key, fmt::format("link {} is degraded by degraded[{}] already: give each link one item", topo.link_name(l), it->second));
+  };
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string key = fmt::format("degraded[{}]", i);
     const YAML::Node d = list[i];
@@ -387,6 +434,9 @@ void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) 
       }
       if (d["compute"]) {
         const double f = rd.number(d["compute"], key + ".compute", 1.0, 1000.0);
+        if (const auto [it, added] = compute_item.try_emplace(gpu, i); !added) {
+          rd.fail(d["gpu"], key + ".gpu", fmt::format("GPU {}'s compute is degraded by degraded[{}] already: give each GPU one compute item", gpu, it->second));
+        }
         spec.degraded.compute.emplace_back(gpu, f);
         spec.degraded.text.push_back(fmt::format("GPU {} computes {:g}x slower", gpu, f));
       } else {
@@ -396,6 +446,7 @@ void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) 
         for (LinkId l = 0; l < topo.num_links(); ++l) {
           const Link link = topo.link(l);
           if (link.dim == spec.platform.nodes_dim && (link.src_node == gpu || link.dst_node == gpu)) {
+            claim_link(l, i, d["gpu"], key + ".gpu");
             spec.degraded.links.emplace_back(l, share);
             ++found;
           }
@@ -417,7 +468,9 @@ void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) 
       const Link l = topo.link(id);
       const LinkId back = link_named(topo, fmt::format("dim{}:{}->{}", l.dim, topo.node_name(l.dst_node), topo.node_name(l.src_node)));
       for (LinkId x : {id, back}) {
-        if (x >= 0) spec.degraded.down.push_back(x);
+        if (x < 0) continue;
+        claim_link(x, i, d["link"], key + ".link");
+        spec.degraded.down.push_back(x);
       }
       Topology check(spec.platform.dims);
       for (LinkId x : spec.degraded.down) check.set_link_down(x);
@@ -428,6 +481,7 @@ void read_degraded(const Reader& rd, const YAML::Node& list, ClusterSpec& spec) 
     }
     const double share = rd.number(d["share"], key + ".share", 0.0, 1.0);
     if (share <= 0.0) rd.fail(d["share"], key + ".share", "a share of 0 is a link down: give {link, down: true}");
+    claim_link(id, i, d["link"], key + ".link");
     spec.degraded.links.emplace_back(id, share);
     spec.degraded.text.push_back(fmt::format("link {} at {:g} of its rate", name, share));
   }
@@ -516,6 +570,7 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
     yaml::check_map(j, path, key, {"name", "nodes", "placement", "start_ms", "iterations", "collective", "llm", "simai", "model", "chakra"});
     ClusterJobSpec& job = spec.jobs[i];
     job.name = j["name"] ? rd.scalar(j["name"], key + ".name") : fmt::format("job{}", i);
+    if (const std::string why = name_problem(job.name); !why.empty()) rd.fail(j["name"], key + ".name", why);
     if (!names.insert(job.name).second) rd.fail(j["name"], key + ".name", "'" + job.name + "' names another job too");
     const bool listed = listed_placement(j);
     const std::string how = j["placement"] && !listed ? rd.scalar(j["placement"], key + ".placement") : "";
@@ -572,6 +627,7 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
                              static_cast<long long>(job.nodes.size()) * spec.gpus_per_node,
                              loop.compute_ps > 0 ? fmt::format(" after {:g} ms of compute", ps_to_us(loop.compute_ps) / 1e3) : "");
       job.loop = loop;
+      job.graph_bytes = check_loop_size(rd, j, key, spec, job);
     } else if (j["llm"]) {
       if (j["iterations"]) rd.fail(j["iterations"], key + ".iterations", "an llm job gives its iterations in llm.iterations");
       read_llm(rd, j["llm"], key + ".llm", spec.platform, job);
@@ -601,12 +657,8 @@ ClusterSpec read_cluster(const std::string& path, const std::string& text) {
 }
 
 ClusterRun simulate_cluster(const ClusterRequest& request) {
-  std::ifstream in(request.file, std::ios::binary);
-  if (!in) throw InputError(request.file + ": cannot read the cluster file");
-  std::ostringstream text;
-  text << in.rdbuf();
   ClusterRun run;
-  run.spec = read_cluster(request.file, text.str());
+  run.spec = read_cluster(request.file, read_text_file(request.file));
   ClusterRunOptions o;
   o.alone = request.alone;
   o.trace = request.trace;

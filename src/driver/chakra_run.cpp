@@ -12,9 +12,11 @@
 #include <fmt/format.h>
 
 #include "config/input_error.h"
+#include "config/limits.h"
 #include "platform/platform_instance.h"
 #include "driver/training_run.h"
 #include "workload/graph/graph_executor.h"
+#include "workload/llm/staged_job.h"
 
 namespace acesim {
 
@@ -341,6 +343,16 @@ ChakraReport run_chakra(const PlatformConfig& platform, const std::vector<chakra
   binding.groups = groups;
   const int passes = std::max(1, options.iterations);
   const Rank ranks = pi.collectives.simulated_ranks();
+  // The graphs' memory, before any is built: a node each (and a pass's
+  // closing node), StagedJob::kBytesPerNode each, over the simulated ranks.
+  double nodes = 0.0;
+  for (Rank r = 0; r < ranks; ++r) nodes += static_cast<double>(traces[static_cast<std::size_t>(r)].nodes.size() + (passes > 1 ? 1 : 0)) * passes;
+  if (StagedJob::kBytesPerNode * nodes > limits::kMaxGraphBytes) {
+    throw InputError(fmt::format("{}: {} ranks' traces over {} pass{} hold {:.3g} nodes, about {:.1f} GiB as graphs ({:g} B a node); the "
+                                 "limit is 8 GiB: fewer --iterations{}",
+                                 prefix, ranks, passes, passes > 1 ? "es" : "", nodes, StagedJob::kBytesPerNode * nodes / (1ULL << 30),
+                                 StagedJob::kBytesPerNode, symmetric ? "" : ", or a symmetric run (no --full, stragglers or asymmetric groups)"));
+  }
   std::vector<chakra::Trace> repeated;
   std::vector<WorkGraph> graphs;
   std::vector<const WorkGraph*> per_rank;

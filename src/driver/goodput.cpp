@@ -265,6 +265,10 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
   rep.daly_s = daly_interval_s(rep.write_s, rep.mtbf_s);
   const std::int64_t iteration_ns = std::max<std::int64_t>(1, (iteration_ps + 500) / 1000);
   const double horizon_ns = o.days * kSecondsPerDay * kNsPerS;
+  if (horizon_ns < static_cast<double>(iteration_ns)) {
+    throw InputError(fmt::format("--days: {:g} days ({:.4g} s) is shorter than one iteration ({:.4g} s): give a run of at least one iteration",
+                                 o.days, o.days * kSecondsPerDay, rep.iteration_s));
+  }
   const double iterations_in_run = horizon_ns / static_cast<double>(iteration_ns);
   if (o.checkpoint_every) {
     if (*o.checkpoint_every < 1 || *o.checkpoint_every > 1'000'000'000'000LL) {
@@ -289,6 +293,21 @@ GoodputReport simulate_goodput(const FailureModel& model, const JobComponents& c
   }
   rep.daly_ettr = rep.async ? std::numeric_limits<double>::quiet_NaN() : daly_ettr(rep.interval_s, rep.write_s, rep.restart_s, rep.mtbf_s);
   rep.first_order_ettr = first_order_ettr(rep.interval_s, rep.async ? 0.0 : rep.write_s, rep.restart_s, rep.mtbf_s);
+  // The closed forms average over many intervals of a run that goes on:
+  // with an interval longer than the run, or failures more often than a
+  // restart and half an interval take, they give numbers outside [0, 1].
+  const double run_s = o.days * kSecondsPerDay;
+  if (rep.interval_s + (rep.async ? 0.0 : rep.write_s) > run_s) {
+    rep.closed_forms_note = fmt::format("a checkpoint interval ({:.4g} s) longer than the run ({:.4g} s)", rep.interval_s, run_s);
+  } else if (!(rep.first_order_ettr >= 0.0 && rep.first_order_ettr <= 1.0) ||
+             (std::isfinite(rep.daly_ettr) && !(rep.daly_ettr >= 0.0 && rep.daly_ettr <= 1.0))) {
+    rep.closed_forms_note = fmt::format("failures (one every {:.4g} s) about as often as a restart and half an interval ({:.4g} s) take",
+                                        rep.mtbf_s, rep.restart_s + rep.interval_s / 2.0);
+  }
+  if (!rep.closed_forms_note.empty()) {
+    rep.daly_ettr = std::numeric_limits<double>::quiet_NaN();
+    rep.first_order_ettr = std::numeric_limits<double>::quiet_NaN();
+  }
   const double expected_failures = events_per_day * o.days * static_cast<double>(o.trials);
   if (expected_failures > kMaxFailures) {
     throw InputError(fmt::format("--days: about {:.3g} interruptions to draw ({:.3g} a day over {} trials); the limit is {:.0e}: fewer --trials or --days",

@@ -102,7 +102,10 @@ struct GoodputReport {
   double interval_s = 0.0;  // every x iteration
   double young_s = 0.0, daly_s = 0.0;
   double daly_ettr = 0.0;         // blocking only (NaN: async)
-  double first_order_ettr = 0.0;  // Kokolis et al.
+  double first_order_ettr = 0.0;  // Kokolis et al. (NaN: outside its range, closed_forms_note says why)
+  // Why the closed forms give no number ("" when they do): they are
+  // steady-state expectations over many checkpoint intervals.
+  std::string closed_forms_note;
   // Over the trials.
   Percentiles failures, ettr;
   double planned = 0.0;  // mean planned interruptions

@@ -105,13 +105,18 @@ void write_cluster_csv(const ClusterReport& r, const std::string& dir) {
   std::string jobs = "job,gpus,nodes,start_ns,iteration_time_ns,alone_iteration_time_ns,slowdown,finish_ns,network_bytes,workload,placement\n";
   std::string iterations = "job,iteration,end_ns\n";
   for (const ClusterJobReport& j : r.jobs) {
-    jobs += (CsvLine() << j.name << j.gpus << static_cast<long long>(j.nodes.size()) << ps_to_ns(j.start_ps) << ps_to_ns(j.iteration_ps)
-                       << ps_to_ns(j.alone_iteration_ps) << j.slowdown << ps_to_ns(j.finish_ps) << j.network_bytes << j.what << j.placement)
-                .text();
+    CsvLine row;
+    row << j.name << j.gpus << static_cast<long long>(j.nodes.size()) << ps_to_ns(j.start_ps) << ps_to_ns(j.iteration_ps);
+    if (j.alone_iteration_ps > 0) {
+      row << ps_to_ns(j.alone_iteration_ps) << j.slowdown;
+    } else {
+      row << "" << "";  // not run (--no-alone): empty, as JSON's null
+    }
+    jobs += (row << ps_to_ns(j.finish_ps) << j.network_bytes << j.what << j.placement).text();
     for (std::size_t k = 0; k < j.iteration_end_ps.size(); ++k) iterations += (CsvLine() << j.name << k << ps_to_ns(j.iteration_end_ps[k])).text();
   }
   std::string links = "link,dim,bandwidth_GBps,utilization";
-  for (const ClusterJobReport& j : r.jobs) links += ",bytes_" + csv_field(j.name);
+  for (const ClusterJobReport& j : r.jobs) links += "," + csv_field("bytes_" + j.name);
   links += "\n";
   for (const ClusterLinkReport& l : r.links) {
     CsvLine row;

@@ -58,8 +58,12 @@ std::string format_goodput(const GoodputReport& r, const std::string& run) {
   const double wall = r.productive_h + r.checkpoint_h + r.lost_h + r.restart_h;
   const auto share = [wall](double h) { return wall > 0.0 ? 100.0 * h / wall : 0.0; };
   s += fmt::format("  goodput (ETTR)     {:.2f}% mean (p5 {:.2f}%, p95 {:.2f}%)", 100.0 * r.ettr.mean, 100.0 * r.ettr.p5, 100.0 * r.ettr.p95);
-  if (std::isfinite(r.daly_ettr)) s += fmt::format("; Daly's closed form {:.2f}%", 100.0 * r.daly_ettr);
-  s += fmt::format("; first order {:.2f}%{}\n", 100.0 * r.first_order_ettr, r.planned_per_day > 0.0 ? " (both: failures only)" : "");
+  if (!r.closed_forms_note.empty()) {
+    s += fmt::format("; closed forms n/a ({})\n", r.closed_forms_note);
+  } else {
+    if (std::isfinite(r.daly_ettr)) s += fmt::format("; Daly's closed form {:.2f}%", 100.0 * r.daly_ettr);
+    s += fmt::format("; first order {:.2f}%{}\n", 100.0 * r.first_order_ettr, r.planned_per_day > 0.0 ? " (both: failures only)" : "");
+  }
   s += fmt::format("  wall time          productive {:.1f} h ({:.1f}%), checkpointing {:.1f} h ({:.1f}%), lost work {:.1f} h ({:.1f}%), "
                    "restarting {:.1f} h ({:.1f}%)\n",
                    r.productive_h, share(r.productive_h), r.checkpoint_h, share(r.checkpoint_h), r.lost_h, share(r.lost_h),
@@ -77,7 +81,7 @@ nlohmann::json goodput_json(const GoodputReport& r) {
     per_day[kFailureClassNames[k]] = r.failures_per_day[k];
     by_class[kFailureClassNames[k]] = r.failures_by_class[k];
   }
-  return {{"failure_model", r.failure_model},
+  nlohmann::json j = {{"failure_model", r.failure_model},
           {"source", r.source},
           {"days", r.days},
           {"trials", r.trials},
@@ -103,9 +107,11 @@ nlohmann::json goodput_json(const GoodputReport& r) {
           {"planned_interruptions", r.planned},
           {"ettr", percentiles_json(r.ettr)},
           {"daly_ettr", number(r.daly_ettr)},
-          {"first_order_ettr", r.first_order_ettr},
+          {"first_order_ettr", number(r.first_order_ettr)},
           {"hours", {{"productive", r.productive_h}, {"checkpointing", r.checkpoint_h}, {"lost", r.lost_h}, {"restarting", r.restart_h}}},
           {"iterations", r.iterations}};
+  if (!r.closed_forms_note.empty()) j["closed_forms_note"] = r.closed_forms_note;
+  return j;
 }
 
 void write_goodput_csv(const GoodputReport& r, const std::string& dir) {
