@@ -77,6 +77,7 @@ struct CollectiveRequest {
   std::optional<std::string> min_bytes;  // default 64KiB
   std::optional<std::string> max_bytes;  // default 256MiB (or min_bytes when larger)
   long long step_factor = 2;
+  bool step_factor_given = false;  // --step-factor given: refused with --bytes (one size, no sweep)
   std::optional<std::string> dims;  // default: all
   std::vector<std::string> stragglers;  // "RANK=FACTOR": that NPU's links are FACTOR times slower
   std::optional<long long> root;  // rooted operations: the root rank (default 0)

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "api/per_executor.h"
 #include "compute/kernel_pricer.h"
 #include "config/input_error.h"
@@ -132,7 +134,22 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
     measured = std::make_shared<const KernelTimes>(KernelTimes::read(o.kernel_times, known_gpus()));
   }
   lo.pricer = make_kernel_pricer(run.platform.npu, measured);
-  const LlmJob job(shape, llm_plan(o.llm, shape, topo), topo, lo);
+  const ParallelPlan plan = llm_plan(o.llm, shape, topo);
+  // Options the plan accepts but that change nothing of it: said, not
+  // refused (a sweep over dp and zero keeps its points).
+  if (plan.dp == 1 && plan.cp == 1) {
+    if (o.llm.zero && *o.llm.zero > 0) {
+      run.platform.warnings.push_back(fmt::format("--zero {}: with one data-parallel replica (dp 1) there is nothing to shard; "
+                                                  "the run is ZeRO 0's", *o.llm.zero));
+    }
+    if (o.llm.overlap_grad_reduce) {
+      run.platform.warnings.push_back("--overlap-grad-reduce: with one data-parallel replica (dp 1) no gradient is reduced");
+    }
+  }
+  if (!o.llm.schedule.empty() && plan.pp == 1) {
+    run.platform.warnings.push_back("--schedule " + o.llm.schedule + ": with one pipeline stage (pp 1) no schedule applies");
+  }
+  const LlmJob job(shape, plan, topo, lo);
   if (!o.llm.chakra_out.empty()) check_chakra_export_ranks(topo.num_npus());
   run_jobs(o, job, executors, run);
   // After the runs, so that a plan they refuse (memory) writes nothing.
@@ -151,9 +168,9 @@ bool is_simai_request(const TrainingRequest& o) {
 void run_simai_request(const TrainingRequest& o, const std::vector<std::string>& executors, const Topology& topo,
                        TrainingRun& run) {
   const TrainingRequest::Llm& l = o.llm;
-  TrainingRequest::Llm fixed = l;  // what the file fixes: all but the schedule (and --allow-oom, which has nothing to allow)
+  TrainingRequest::Llm fixed = l;  // what the file fixes: all but the schedule
   fixed.schedule.clear();
-  fixed.allow_oom = false;
+  if (l.allow_oom) throw InputError("--allow-oom: a SimAI file has no memory model, so nothing to allow; leave it out");
   if (fixed.given()) {
     throw InputError("--workload " + o.workload_file +
                      ": a SimAI file fixes its plan (model_parallel_NPU_group, ep, pp, ga); of the plan options only --schedule applies");
@@ -163,7 +180,11 @@ void run_simai_request(const TrainingRequest& o, const std::vector<std::string>&
   SimaiJobOptions so;
   so.iterations = llm_iterations(o);
   if (!l.schedule.empty()) so.schedule = parse_pipe_schedule("--schedule", l.schedule);
-  const SimaiJob job(read_simai_workload(o.workload_file), topo, so);
+  SimaiWorkload workload = read_simai_workload(o.workload_file);
+  if (!l.schedule.empty() && workload.pp == 1) {
+    throw InputError("--schedule: " + o.workload_file + " has one pipeline stage (pp: 1), so no pipeline schedule applies");
+  }
+  const SimaiJob job(std::move(workload), topo, so);
   run_jobs(o, job, executors, run);
 }
 

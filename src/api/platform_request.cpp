@@ -115,6 +115,8 @@ PlatformConfig read_platform(const PlatformRequest& o) {
 
 }  // namespace
 
+constexpr std::string_view kNcclChunksWarning = "--chunks: this platform runs";
+
 PlatformConfig load_platform(const PlatformRequest& o) {
   PlatformConfig platform = read_platform(o);
   if (!o.backend.empty()) {
@@ -125,6 +127,10 @@ PlatformConfig load_platform(const PlatformRequest& o) {
   if (!o.granularity.empty()) {
     const auto g = parse_granularity(o.granularity);
     if (!g) throw InputError("--granularity: unknown granularity '" + o.granularity + "'" + suggestion(o.granularity, granularity_names()));
+    if (platform.network.backend != "fluid") {
+      throw InputError("--granularity applies to the fluid backend; this run's is " + platform.network.backend +
+                       " (add --backend fluid, or leave --granularity out)");
+    }
     platform.network.granularity = *g;
   }
   if (!o.executor.empty()) {
@@ -140,6 +146,11 @@ PlatformConfig load_platform(const PlatformRequest& o) {
     }
     platform.collectives.chunks = *o.chunks;
     platform.collectives.max_chunk_bytes = 0;
+    if (platform.collectives.nccl.enabled) {
+      platform.warnings.push_back(std::string(kNcclChunksWarning) +
+                                  " all-reduce, all-gather, reduce-scatter and all-to-all as NCCL does, chunked by its protocol and "
+                                  "channels; the chunks apply to its other operations only");
+    }
   }
   return platform;
 }
@@ -180,6 +191,14 @@ void apply_nccl_options(const CollectiveRequest& o, CollectiveOp op, PlatformCon
     n.channels = *o.channels;
   }
   if (!n.enabled) return;
+  if (given != nullptr && !nccl_models(op)) {
+    throw InputError(std::string(given) + ": NCCL's model runs all-reduce, all-gather, reduce-scatter and all-to-all; " +
+                     std::string(to_string(op)) + " keeps acesim's plans, which take no NCCL algorithm, protocol or channels");
+  }
+  if (o.platform.chunks && nccl_models(op)) {
+    throw InputError("--chunks: NCCL's model runs " + std::string(to_string(op)) +
+                     " in its protocol's own chunks; --chunks applies to acesim's plans (--library acesim)");
+  }
   try {
     const NcclView view = nccl_view(platform.dims);
     // The platform's own forced algorithm does not apply to all-to-all
@@ -201,6 +220,9 @@ CollectiveRun simulate_collectives(const CollectiveRequest& o) {
   run.platform = load_platform(o.platform);
   run.spec.op = parse_op("--op", o.op);
   apply_nccl_options(o, run.spec.op, run.platform);
+  // One operation: --chunks under NCCL's model was refused above, so the
+  // platform's general warning about it says nothing here.
+  std::erase_if(run.platform.warnings, [](const std::string& w) { return w.starts_with(kNcclChunksWarning); });
   run.spec.full = o.platform.full;
   if (o.dims) run.spec.dims = parse_dims("--dims", *o.dims, static_cast<int>(run.platform.dims.size()));
   if (o.root) {
@@ -216,6 +238,7 @@ CollectiveRun simulate_collectives(const CollectiveRequest& o) {
   std::vector<std::uint64_t> sizes;
   if (o.bytes) {
     if (o.min_bytes || o.max_bytes) throw InputError("--bytes cannot be combined with --min-bytes/--max-bytes");
+    if (o.step_factor_given) throw InputError("--step-factor applies to a size sweep (--min-bytes, --max-bytes), not to one --bytes");
     sizes.push_back(parse_size("--bytes", *o.bytes));
   } else {
     const std::uint64_t lo = o.min_bytes ? parse_size("--min-bytes", *o.min_bytes) : 64ull << 10;

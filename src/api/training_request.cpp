@@ -143,6 +143,23 @@ void run_kineto_trace(const TrainingRequest& o, const std::vector<std::string>& 
   if (!o.workload_file.empty() || !o.model.empty() || !o.chakra_prefix.empty()) {
     throw InputError("--kineto cannot be combined with --workload, --model or --chakra");
   }
+  if (!o.workload_format.empty()) throw InputError("--format applies to --workload FILE, not to --kineto traces");
+  if (o.chakra_flops || !o.chakra_groups.empty()) throw InputError("--chakra-flops and --chakra-groups apply to --chakra traces, not to --kineto");
+  if (o.platform.full) {
+    throw InputError("--full does not apply to --kineto: the replay runs each traced rank's own trace (the report's 'simulated' line)");
+  }
+  if (o.kineto_comm == "measured") {
+    // Every activity keeps its traced time: nothing of the platform's
+    // communication applies.
+    const PlatformRequest& p = o.platform;
+    const char* given = !o.compare.empty() ? "--compare" : !p.executor.empty() ? "--executor" : !p.backend.empty() ? "--backend"
+                      : !p.granularity.empty() ? "--granularity" : p.chunks ? "--chunks" : !o.placement.empty() ? "--placement"
+                      : nullptr;
+    if (given != nullptr) {
+      throw InputError(std::string(given) + " has no effect with --kineto-comm measured: every activity, communication included, "
+                       "keeps its traced time; simulate communication (--kineto-comm simulated) to change it");
+    }
+  }
   TrainingRequest::Llm others = o.llm;
   others.dp.reset();
   others.chakra_out.clear();
@@ -253,6 +270,7 @@ TrainingRun simulate_runs(const TrainingRequest& o) {
     return run;
   }
   if (!o.chakra_prefix.empty()) {
+    if (!o.workload_format.empty()) throw InputError("--format applies to --workload FILE, not to --chakra traces");
     if (!o.llm.chakra_out.empty()) throw InputError(kChakraOutApplies);
     if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to Chakra traces");
     run_chakra_traces(o, executors, topo, run);

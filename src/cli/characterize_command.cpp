@@ -25,7 +25,19 @@ struct Options {
   std::string gemm = "4096,4096,4096";
   bool json = false;
   ProgressOptions progress;
+  CLI::Option* op_option = nullptr;
+  CLI::Option* gemm_option = nullptr;
 };
+
+// Options a study would not use: refused rather than ignored.
+void check_study_options(const Options& o) {
+  if (!o.platform.executor.empty()) {
+    throw InputError("--executor: each study runs the executors it compares (units and overlap: sm with K units or channels, "
+                     "ace, ideal, dma; hbm and traffic: sm and ace); leave it out");
+  }
+  if (o.gemm_option->count() > 0 && o.study != "overlap") throw InputError("--gemm applies to the overlap study, not to " + o.study);
+  if (o.op_option->count() > 0 && o.study == "traffic") throw InputError("--op: the traffic study runs every operation; leave it out");
+}
 
 Kernel parse_gemm(const std::string& text) {
   std::stringstream ss(text);
@@ -52,6 +64,7 @@ struct Characterized {
 };
 
 Characterized simulate(const Options& o) {
+  check_study_options(o);
   Characterized c;
   c.platform = api::load_platform(platform_request(o.platform));
   c.req.op = api::parse_op("--op", o.op);
@@ -67,6 +80,7 @@ Characterized simulate(const Options& o) {
 
 int run(const Options& o) {
   const Characterized c = simulate(o);
+  print_warnings(c.platform.warnings);
   if (o.json) {
     std::printf("%s\n", study_json(c.study).dump(2).c_str());
   } else {
@@ -89,9 +103,9 @@ CommandRunner add_characterize_command(CLI::App& app) {
                       "kernel slowdown under overlap (overlap), HBM bytes per network byte (traffic)");
   c->add_option("study", o->study, join_names(study_names()))->required()->check(CLI::IsMember(study_names()));
   add_platform_options(c, o->platform);
-  c->add_option("--op", o->op, "collective operation")->capture_default_str();
+  o->op_option = c->add_option("--op", o->op, "collective operation (not for traffic, which runs every one)")->capture_default_str();
   c->add_option("--bytes", o->bytes, "collective size")->capture_default_str()->check(non_empty());
-  c->add_option("--gemm", o->gemm, "overlap study: the kernel, a GEMM of M,N,K (bf16)")->capture_default_str();
+  o->gemm_option = c->add_option("--gemm", o->gemm, "overlap study: the kernel, a GEMM of M,N,K (bf16)")->capture_default_str();
   c->add_flag("--json", o->json, "print JSON instead of a table");
   add_progress_options(c, o->progress);
   return {[o] { return run(*o); }, [o] { return report(*o); }, &o->platform, [o, fresh = *o] { *o = fresh; }};

@@ -67,7 +67,7 @@ CommandRunner add_collective_command(CLI::App& app) {
   CLI::Option* min_bytes = c->add_option("--min-bytes", o->min_bytes, "sweep start (default 64KiB)");
   CLI::Option* max_bytes = c->add_option("--max-bytes", o->max_bytes, "sweep end (default 256MiB)");
   // Signed, so that "-1" is refused rather than wrapped.
-  c->add_option("--step-factor", o->request.step_factor, "sweep multiplier")->capture_default_str();
+  CLI::Option* step = c->add_option("--step-factor", o->request.step_factor, "sweep multiplier")->capture_default_str();
   CLI::Option* dims = c->add_option("--dims", o->dims, "dimensions the collective spans, e.g. 0,2 (default: all)");
   c->add_flag("--json", o->json, "print JSON instead of a table");
   CLI::Option* root = c->add_option("--root", o->root, "broadcast, reduce, gather, scatter: the root rank (default 0)");
@@ -80,9 +80,10 @@ CommandRunner add_collective_command(CLI::App& app) {
   c->add_option("--straggler", o->request.stragglers,
                 "RANK=FACTOR: that NPU's links (in and out) carry FACTOR times less (repeatable; runs in full)");
   // Whether each option was given at all (an empty value still counts).
-  auto prepare = [o, bytes, min_bytes, max_bytes, dims, root, library, algo, proto, channels] {
+  auto prepare = [o, bytes, min_bytes, max_bytes, step, dims, root, library, algo, proto, channels] {
     api::CollectiveRequest& r = o->request;
     r.platform = platform_request(o->platform);
+    r.step_factor_given = step->count() > 0;
     if (bytes->count() > 0) r.bytes = o->bytes;
     if (min_bytes->count() > 0) r.min_bytes = o->min_bytes;
     if (max_bytes->count() > 0) r.max_bytes = o->max_bytes;

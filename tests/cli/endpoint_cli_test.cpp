@@ -172,7 +172,10 @@ TEST_F(EndpointCli, UnknownExecutorIsOneLine) {
   expect_bad_input({"collective", "--executor", "bogus"}, {"--executor", "unknown executor 'bogus'", "ideal, sm, ace"});
   expect_bad_input({"collective", "--executor", "acee"}, {"--executor", "did you mean 'ace'"});
   expect_bad_input({"collective", "--executor", ""}, {"--executor"});
-  expect_bad_input({"characterize", "units", "--executor", "nccl"}, {"--executor", "unknown executor 'nccl'"});
+  // Each study runs the executors it compares: --executor is refused.
+  expect_bad_input({"characterize", "units", "--executor", "ace"}, {"--executor: each study runs the executors it compares"});
+  expect_bad_input({"characterize", "units", "--gemm", "64,64,64"}, {"--gemm applies to the overlap study, not to units"});
+  expect_bad_input({"characterize", "traffic", "--op", "all-gather"}, {"--op: the traffic study runs every operation"});
 }
 
 TEST_F(EndpointCli, AceChunkLargerThanSramIsStreamed) {

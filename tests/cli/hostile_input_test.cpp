@@ -192,6 +192,51 @@ TEST_F(HostileInput, OptionsWithoutEffectAreRefused) {
                    {"--dp has no effect with --kineto-comm measured"});
 }
 
+// Options a mode would silently ignore (found by running every option in
+// every mode and comparing the output with the run without it).
+TEST_F(HostileInput, OptionsEveryModeIgnoredAreRefusedOrReported) {
+  const std::string kineto = test::kData + "/kineto/a100x2_nccl2.17_allreduce.rank0.json.gz";
+  const std::vector<std::string> replay = {"run", "--kineto", kineto, "--platform", "hgx-a100", "--nodes", "1"};
+  expect_bad_input(with(replay, {"--format", "simai"}), {"--format applies to --workload FILE, not to --kineto traces"});
+  expect_bad_input(with(replay, {"--chakra-flops"}), {"--chakra-flops and --chakra-groups apply to --chakra traces, not to --kineto"});
+  expect_bad_input(with(replay, {"--full"}), {"--full does not apply to --kineto"});
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--executor", "ace"}, {"--compare", "sm,ace"}, {"--backend", "analytical"}, {"--chunks", "4"}, {"--placement", "0"}}) {
+    std::vector<std::string> a = with(replay, {"--kineto-comm", "measured"});
+    a.insert(a.end(), extra.begin(), extra.end());
+    expect_bad_input(a, {extra[0] + " has no effect with --kineto-comm measured"});
+  }
+  const std::string chakra = test::kData + "/chakra-et/all_reduce_8npus_1MB/all_reduce";
+  expect_bad_input({"run", "--platform", kRing8, "--chakra", chakra, "--format", "simai"}, {"--format applies to --workload FILE, not to --chakra"});
+  // Collectives.
+  expect_bad_input({"collective", "--platform", "hgx-h100", "--bytes", "16MiB", "--op", "broadcast", "--algo", "tree"},
+                   {"--algo: NCCL's model runs all-reduce, all-gather, reduce-scatter and all-to-all; broadcast keeps acesim's plans"});
+  expect_bad_input({"collective", "--platform", "hgx-h100", "--bytes", "16MiB", "--chunks", "4"},
+                   {"--chunks: NCCL's model runs all-reduce in its protocol's own chunks"});
+  expect_bad_input({"collective", "--platform", kRing8, "--bytes", "1MiB", "--backend", "analytical", "--granularity", "step"},
+                   {"--granularity applies to the fluid backend; this run's is analytical"});
+  expect_bad_input({"collective", "--platform", kRing8, "--bytes", "1MiB", "--step-factor", "4"},
+                   {"--step-factor applies to a size sweep"});
+  // SimAI files fix their plan; one of pp 1 has no schedule.
+  const std::string simai = test::kData + "/simai/microAllReduce.txt";
+  expect_bad_input({"run", "--platform", kRing8, "--workload", simai, "--allow-oom"}, {"--allow-oom: a SimAI file has no memory model"});
+  expect_bad_input({"run", "--platform", kRing8, "--workload", simai, "--schedule", "gpipe"}, {"--schedule: ", "has one pipeline stage (pp: 1)"});
+  // An LLM plan's options that change nothing of it are reported.
+  const test::CliRun zero = run({"run", "--model", "llama3-8b", "--platform", "hgx-h100", "--tp", "8", "--zero", "1", "--schedule", "gpipe",
+                                 "--iterations", "1"});
+  EXPECT_EQ(zero.status, 0) << zero.err;
+  EXPECT_NE(zero.err.find("acesim: warning: --zero 1: with one data-parallel replica (dp 1) there is nothing to shard"), std::string::npos)
+      << zero.err;
+  EXPECT_NE(zero.err.find("acesim: warning: --schedule gpipe: with one pipeline stage (pp 1) no schedule applies"), std::string::npos)
+      << zero.err;
+  // --chunks under NCCL's model in a training run.
+  const test::CliRun chunks = run({"run", "--model", "llama3-8b", "--platform", "hgx-h100", "--tp", "8", "--chunks", "4", "--iterations", "1"});
+  EXPECT_EQ(chunks.status, 0) << chunks.err;
+  EXPECT_NE(chunks.err.find("acesim: warning: --chunks: this platform runs all-reduce, all-gather, reduce-scatter and all-to-all as NCCL does"),
+            std::string::npos)
+      << chunks.err;
+}
+
 // F13: unclear errors.
 TEST_F(HostileInput, ClearErrorsForOddFiles) {
   // A huge node count.
