@@ -12,6 +12,7 @@
 #include "config/platform.h"
 #include "config/presets.h"
 #include "config/yaml_reader.h"
+#include "registry/quote.h"
 
 namespace acesim::cli::sweep {
 namespace {
@@ -58,7 +59,7 @@ std::vector<Axis> read_axes(const YAML::Node& map, const std::string& file, cons
   if (!map.IsMap()) yaml::check_map(map, file, section, {});
   for (auto it = map.begin(); it != map.end(); ++it) {
     const std::string key = it->first.Scalar();
-    const std::string path = section + "." + key;
+    const std::string path = section + "." + shortened(key);
     const YAML::Node values = it->second;
     if (!values.IsSequence()) throw_input_error(file, yaml::line_of(values), path, "expected a list of values, e.g. [1, 2]");
     if (values.size() == 0) throw_input_error(file, yaml::line_of(it->first), path, "empty axis (give at least one value)");
@@ -90,7 +91,7 @@ void set_path(YAML::Node root, const std::string& path, const nlohmann::json& va
       char* end = nullptr;
       const long idx = std::strtol(part.c_str(), &end, 10);
       if (*end != '\0' || idx < 0 || static_cast<std::size_t>(idx) >= node.size()) {
-        throw InputError(where + ": '" + part + "' is not an index of the platform's list (0.." +
+        throw InputError(where + ": " + quote(part) + " is not an index of the platform's list (0.." +
                          std::to_string(static_cast<long>(node.size()) - 1) + ")");
       }
       if (last) {
@@ -106,7 +107,7 @@ void set_path(YAML::Node root, const std::string& path, const nlohmann::json& va
         node.reset(node[part]);
       }
     } else {
-      throw InputError(where + ": the platform's '" + parts[i - 1] + "' is a value, not a map or list");
+      throw InputError(where + ": the platform's " + quote(parts[i - 1]) + " is a value, not a map or list");
     }
   }
 }
@@ -239,14 +240,14 @@ Grid parse_grid(std::string_view yaml_text, const std::string& source) {
   for (const Axis& a : g.zip) {
     if (a.values.size() != g.zip.front().values.size()) {
       throw_input_error(source, yaml::line_of(root["zip"]), "zip",
-                        "lists of different lengths (" + g.zip.front().name + ": " + std::to_string(g.zip.front().values.size()) +
-                            ", " + a.name + ": " + std::to_string(a.values.size()) + "); zip advances them together");
+                        "lists of different lengths (" + shortened(g.zip.front().name) + ": " + std::to_string(g.zip.front().values.size()) +
+                            ", " + shortened(a.name) + ": " + std::to_string(a.values.size()) + "); zip advances them together");
     }
   }
   std::set<std::string> seen;
   auto once = [&](const std::string& name, const char* section) {
     if (!seen.insert(name).second) {
-      throw_input_error(source, 0, std::string(section) + "." + name, "given twice (in options, grid or zip)");
+      throw_input_error(source, 0, std::string(section) + "." + shortened(name), "given twice (in options, grid or zip)");
     }
   };
   for (const Setting& s : g.options) once(s.name, "options");
@@ -274,8 +275,11 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
   bool astra = false;
   bool keys = false;
   auto check = [&](const std::string& section, const std::string& name, const nlohmann::json& value) {
-    const std::string where = src + ": " + section + "." + name;
+    const std::string where = src + ": " + section + "." + shortened(name);
     if (name.find('.') != std::string::npos) {
+      // No platform key is near this long; one that is would cost the YAML
+      // reader seconds per megabyte before it was refused.
+      if (name.size() > 256) throw InputError(where + ": not a platform key (" + std::to_string(name.size()) + " bytes long)");
       keys = true;
       return;
     }
@@ -503,7 +507,7 @@ PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<S
     YAML::Node root = yaml::parse(text, source);
     std::string with;
     for (const Setting& k : keys) {
-      set_path(root, k.name, k.value, k.name);
+      set_path(root, k.name, k.value, shortened(k.name));
       with += (with.empty() ? " with " : "; ") + k.name + "=" + value_text(k.value);
     }
     YAML::Emitter out;
@@ -549,7 +553,7 @@ Invocation Plan::invocation(std::size_t index) const {
   inv.args.push_back(grid_.command);
   for (const Setting& s : all) {
     if (s.platform_key() || (as_text && s.name == "platform")) continue;
-    for (std::string& a : option_arguments(*command_.command, s.name, resolved(s.name, s.value), grid_.source + ": " + s.name)) {
+    for (std::string& a : option_arguments(*command_.command, s.name, resolved(s.name, s.value), grid_.source + ": " + shortened(s.name))) {
       inv.args.push_back(std::move(a));
     }
   }
@@ -583,9 +587,9 @@ Shard parse_shard(const std::string& text) {
   unsigned long long i = 0;
   unsigned long long n = 0;
   if (slash == std::string::npos || !number(text.substr(0, slash), i) || !number(text.substr(slash + 1), n) || n == 0) {
-    throw InputError("--shard: '" + text + "' is not I/N (e.g. 0/4: every 4th point from point 0)");
+    throw InputError("--shard: " + quote(text) + " is not I/N (e.g. 0/4: every 4th point from point 0)");
   }
-  if (i >= n) throw InputError("--shard: '" + text + "': I must be below N (shards 0/" + std::to_string(n) + " .. " +
+  if (i >= n) throw InputError("--shard: " + quote(text) + ": I must be below N (shards 0/" + std::to_string(n) + " .. " +
                                std::to_string(n - 1) + "/" + std::to_string(n) + ")");
   return {i, n};
 }

@@ -23,6 +23,7 @@
 #include "cli/sweep.h"
 #include "cli_runner.h"
 #include "config/input_error.h"
+#include "registry/quote.h"
 #include "test_data.h"
 
 namespace acesim::cli {
@@ -129,6 +130,41 @@ TEST_F(Sweep, InvokeReturnsTheCommandLinesJsonAndItsErrors) {
     EXPECT_EQ(e.error().status, 2);
     EXPECT_NE(e.error().message.find("--bogus"), std::string::npos) << e.error().message;
   }
+}
+
+// Issue 42 F13: a message quotes at most the first 80 bytes of a value
+// (quote()), and whatever message quotes more is cut the same way where
+// the CLI and Python take it (current_error()).
+TEST(Invoke, MessagesQuoteAtMostTheFirst80BytesOfAValue) {
+  const std::string x80 = std::string(80, 'x') + "...";
+  EXPECT_EQ(quote("short"), "'short'");
+  EXPECT_EQ(quote(std::string(80, 'x')), "'" + std::string(80, 'x') + "'");
+  EXPECT_EQ(quote(std::string(81, 'x')), "'" + x80 + "'");
+  // Never half a UTF-8 character: 79 bytes and a 2-byte character.
+  EXPECT_EQ(shortened(std::string(79, 'x') + "\xc3\xa9" + "tail"), std::string(79, 'x') + "...");
+  const auto error_of = [](const std::string& message) {
+    try {
+      throw InputError(message);
+    } catch (...) {
+      return current_error().message;
+    }
+  };
+  const std::string huge(8 << 20, 'x');
+  EXPECT_EQ(error_of("unknown model '" + huge + "' (valid: a, b)"), "unknown model '" + x80 + "' (valid: a, b)");
+  EXPECT_EQ(error_of("--bytes: \"" + std::string(2000, 'y') + " z\": no"), "--bytes: \"" + std::string(80, 'y') + "...\": no");
+  EXPECT_EQ(error_of(huge + ": cannot open: File name too long"), x80 + " cannot open: File name too long");
+  // The platform's 'npu' key: apostrophes are no quotes; short values stay.
+  const std::string prose = "the platform's 'npu' is a value, " + std::string(1500, 'a') + " b";
+  EXPECT_EQ(error_of(prose), "the platform's 'npu' is a value, " + std::string(80, 'a') + "... b");
+  // Long messages of short words keep their first 63 KiB and last 1 KiB.
+  std::string words;
+  while (words.size() < 200000) words += "word ";
+  const std::string cut = error_of(words);
+  EXPECT_LT(cut.size(), 66000u);
+  EXPECT_NE(cut.find(" bytes left out) ... "), std::string::npos);
+  // Messages below 1 KiB are as they were.
+  const std::string path = "/tmp/" + std::string(900, 'p') + "/x.yaml: cannot open";
+  EXPECT_EQ(error_of(path), path);
 }
 
 TEST_F(Sweep, ACommandLineLeavesNothingBehindForTheNext) {

@@ -469,6 +469,62 @@ class HostileInputTest(unittest.TestCase):
         self.assertRaisesWith(ValueError, "s: options: not JSON ([json.exception.out_of_range.406] number overflow parsing "
                               "'1e999')", acesim._acesim.run_once, "collective", '{"bytes": 1e999}', "s")
 
+    def test_a_50_mb_value_is_quoted_by_its_first_80_characters(self):
+        # Issue 42 F13: each echoed the whole value into its message.
+        huge = "x" * (50 << 20)
+        head = "x" * 80 + "..."
+        e = self.assertRaisesWith(ValueError, "", acesim.run, model=huge)
+        self.assertTrue(str(e).startswith(f"unknown model '{head}' (valid: "), str(e)[:200])
+        self.assertLess(len(str(e)), 1000)
+        e = self.assertRaisesWith(ValueError, "", acesim.collective, **{huge: 1})
+        self.assertTrue(str(e).startswith(f"acesim.collective: options.{head}: 'collective' has no option '{head}' (valid: "),
+                        str(e)[:300])
+        self.assertLess(len(str(e)), 2000)
+        # The native half's own key paths.
+        e = self.assertRaisesWith(ValueError, f"s: options.{head}: 1180591620717411303424 is too large",
+                                  acesim._acesim.run_once, "collective", json.dumps({huge: 2**70}), "s")
+        self.assertLess(len(str(e)), 1000)
+        # A platform key that long is no key (the YAML reader took a minute).
+        e = self.assertRaisesWith(ValueError, "", acesim.collective, **{"npu." + huge: 1})
+        self.assertEqual(str(e), f"acesim.collective: options.npu.{'x' * 76}...: not a platform key ({len(huge) + 4} bytes long)")
+
+    def test_a_long_value_anywhere_is_cut_in_the_message(self):
+        # The same for values of every kind, 2 MB each (the YAML reader takes
+        # seconds over 50 MB); a path is cut where it passes 1 KiB.
+        huge = "x" * (2 << 20)
+        cut = "x" * 70 + "..."  # what is left of the value, wherever it begins
+        for call, kwargs, echoed in [
+                (acesim.collective, {"platform": huge}, True), (acesim.collective, {"platform": "/tmp/" + huge}, True),
+                (acesim.collective, {"bytes": huge}, True), (acesim.collective, {"platform": {huge: 1}}, False),
+                (acesim.run, {"platform": "hgx-h100", "model": "llama3-8b", "kernel_times": huge}, True),
+                (acesim.cluster, {"file": huge}, True), (acesim.sweep, {"grid": huge}, True),
+                (acesim.sweep, {"grid": {"command": "collective", "grid": {huge: [1]}}}, False),
+                (acesim.sweep, {"grid": {"command": huge}}, True),
+                (acesim.sweep, {"grid": {"command": "collective"}, "shard": huge}, True)]:
+            with self.subTest(call=call.__name__, kwargs=[k[:20] for k in kwargs]):
+                e = self.assertRaisesWith((ValueError, OSError), "", call, **kwargs)
+                self.assertLess(len(str(e)), 1000, str(e)[:300])
+                if echoed:  # (a key of 1 KiB or more is malformed YAML, before any message could name it)
+                    self.assertIn(cut, str(e))
+        # A point's error record too.
+        [record] = acesim.sweep({"command": "collective", "grid": {"bytes": [huge]}})
+        self.assertTrue(record["error"].startswith(f"--bytes: '{'x' * 80}...'"), record["error"][:200])
+        self.assertLess(len(record["error"]), 1000)
+        # A key in a key path, in TypeError's message too.
+        e = self.assertRaisesWith(TypeError, f"acesim.collective: options.platform.{'x' * 80}...: a key must be a string",
+                                  acesim.collective, platform={huge: {1: 2}})
+        self.assertLess(len(str(e)), 1000)
+
+    def test_the_command_line_quotes_a_long_value_the_same_way(self):
+        # An argument is at most 128 KiB on Linux.
+        long = "y" * 100000
+        message, status = cli_error("run", "--model", long)
+        self.assertEqual(status, 2)
+        with self.assertRaises(ValueError) as caught:
+            acesim.run(model=long)
+        self.assertEqual(str(caught.exception), message)
+        self.assertTrue(message.startswith("unknown model '" + "y" * 80 + "...' (valid: "), message[:200])
+
     def test_valid_values_of_every_kind_still_pass(self):
         expected = acesim.collective(dims="0,2", bytes="1MiB")
         self.assertEqual(acesim.collective(dims=(0, 2), bytes="1MiB"), expected)
