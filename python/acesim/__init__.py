@@ -19,11 +19,12 @@ dict), and a platform YAML key is set with its dotted path:
 
 Bad input and simulations that cannot finish raise ``ValueError`` with the
 message the command line prints after ``acesim: error: ``; a file that
-cannot be written (a sweep's ``out``) raises ``OSError``; internal errors
-raise ``RuntimeError``. Each has a ``status`` attribute, the command
-line's exit status (2: bad input or an unusable path, 3: stuck, 1: a
-failed write or internal). Simulations run
-with the GIL released, so threads calling acesim run in parallel.
+cannot be written (``trace=``, ``csv=``, ``chakra_out=``, a sweep's
+``out``) raises ``OSError``; internal errors raise ``RuntimeError``. Each
+has a ``status`` attribute, the command line's exit status (2: bad input
+or an unusable path, 3: stuck, 1: a failed write or internal).
+Simulations run with the GIL released, so threads calling acesim run in
+parallel.
 """
 
 import json

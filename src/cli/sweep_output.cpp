@@ -93,7 +93,7 @@ DirLock::DirLock(const std::string& dir) : path_((fs::path(dir) / "sweep.lock").
   // that is locked in vain, so the lock is taken again on the new one.
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) throw InputError("--out: cannot open " + path_ + ": " + std::strerror(errno));
+    if (fd < 0) throw OutputError("--out: " + path_ + ": cannot open for writing: " + std::strerror(errno), 2);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       std::string holder(256, '\0');
@@ -101,7 +101,7 @@ DirLock::DirLock(const std::string& dir) : path_((fs::path(dir) / "sweep.lock").
       holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
       ::close(fd);
-      if (err != EWOULDBLOCK) throw InputError("--out: cannot lock " + path_ + ": " + std::strerror(err));
+      if (err != EWOULDBLOCK) throw OutputError("--out: " + path_ + ": cannot lock: " + std::strerror(err), 2);
       throw InputError("--out: " + dir + " is in use by another sweep (" + (holder.empty() ? "its holder is starting" : holder) +
                        "); wait for it to end, or give another --out");
     }
@@ -114,7 +114,7 @@ DirLock::DirLock(const std::string& dir) : path_((fs::path(dir) / "sweep.lock").
       ::close(fd);
     }
   }
-  if (fd_ < 0) throw InputError("--out: cannot lock " + path_ + ": it keeps being replaced");
+  if (fd_ < 0) throw OutputError("--out: " + path_ + ": cannot lock: it keeps being replaced", 2);
   char host[256] = "?";
   ::gethostname(host, sizeof host - 1);
   const std::time_t now = std::time(nullptr);
@@ -332,8 +332,13 @@ void Output::add(nlohmann::json record) {
   std::string line = dir_.empty() ? std::string() : json_text(record) + "\n";
   const std::lock_guard<std::mutex> lock(mu_);
   if (jsonl_ != nullptr) {
-    std::fputs(line.c_str(), jsonl_);
-    std::fflush(jsonl_);
+    // A record that cannot be appended (a full disk) stops the sweep: the
+    // records since would be lost to a resume.
+    errno = 0;
+    if (std::fputs(line.c_str(), jsonl_) < 0 || std::fflush(jsonl_) != 0) {
+      const int err = errno != 0 ? errno : EIO;
+      throw OutputError("--out: " + (fs::path(dir_) / "results.jsonl").string() + ": cannot write: " + std::strerror(err), 1);
+    }
   }
   keep(std::move(record), std::move(line));
 }

@@ -327,6 +327,75 @@ class ErrorTest(WithTempDir):
             acesim.collective(**{"npu.hbm_GBps": float("nan")})
 
 
+class WriteFailureTest(WithTempDir):
+    """Issue 42 F15: each way a call can fail raises the exception
+    docs/python.md promises: ValueError for bad input and stuck runs,
+    OSError for a file that cannot be written (status 2: the path cannot be
+    used; 1: writing failed), RuntimeError for internal errors; each with
+    the command line's message and exit status."""
+
+    def assertSameOSError(self, call, *args, status):
+        message, cli_status = cli_error(*args)
+        self.assertEqual(cli_status, status, message)
+        with self.assertRaises(OSError) as caught:
+            call()
+        self.assertEqual(str(caught.exception), message)
+        self.assertEqual(caught.exception.status, status)
+        self.assertIsNone(caught.exception.errno)
+        return message
+
+    def test_trace_and_csv_paths_that_cannot_be_written_raise_oserror(self):
+        ring = self.write("ring.yaml", RING_YAML)
+        base = ["run", "--platform", ring, "--iterations", "1"]
+        run = lambda **kw: acesim.run(platform=ring, iterations=1, **kw)
+        if os.path.exists("/dev/full"):
+            # A full disk: the file opens, writing fails (raised RuntimeError).
+            m = self.assertSameOSError(lambda: run(trace="/dev/full"), *base, "--trace", "/dev/full", status=1)
+            self.assertEqual(m, "--trace: /dev/full: cannot write: No space left on device")
+            # /dev/full is no directory to write CSV files in (raised ValueError).
+            self.assertSameOSError(lambda: run(csv="/dev/full"), *base, "--csv", "/dev/full", status=2)
+        # A directory where the trace file would be.
+        m = self.assertSameOSError(lambda: run(trace=self.dir), *base, "--trace", self.dir, status=2)
+        self.assertEqual(m, f"--trace: {self.dir}: cannot open for writing: Is a directory")
+        # A file where the CSV directory would be made.
+        blocker = self.write("blocker", "")
+        csv_dir = os.path.join(blocker, "csv")
+        self.assertSameOSError(lambda: run(csv=csv_dir), *base, "--csv", csv_dir, status=2)
+        # The cluster command's trace.
+        cluster = os.path.join(SOURCE_DIR, "tests", "data", "clusters", "shared-uplink.yaml")
+        self.assertSameOSError(lambda: acesim.cluster(cluster, trace=self.dir), "cluster", cluster, "--trace", self.dir,
+                               status=2)
+        # Bad input stays ValueError.
+        with self.assertRaises(ValueError) as caught:
+            run(trace="")
+        self.assertEqual(caught.exception.status, 2)
+
+    def test_a_sweep_directory_that_cannot_be_locked_raises_oserror(self):
+        # sweep.lock as a directory: the lock file cannot be opened (raised
+        # ValueError, as for a sweep holding the directory).
+        os.makedirs(self.path(os.path.join("out", "sweep.lock")))
+        self.write("ring.yaml", RING_YAML)
+        grid = {"command": "collective", "options": {"platform": self.path("ring.yaml")}, "grid": {"bytes": ["1MiB"]}}
+        with self.assertRaises(OSError) as caught:
+            acesim.sweep(grid, out=self.path("out"))
+        self.assertEqual(caught.exception.status, 2)
+        self.assertEqual(str(caught.exception),
+                         f"--out: {self.path('out')}/sweep.lock: cannot open for writing: Is a directory")
+
+    def test_each_kind_of_failure_maps_to_its_exception(self):
+        # The one mapping every call goes through (an internal error cannot
+        # be caused from outside on purpose).
+        for status, internal, output, kind in [(2, False, False, ValueError), (3, False, False, ValueError),
+                                               (2, False, True, OSError), (1, False, True, OSError),
+                                               (1, True, False, RuntimeError)]:
+            with self.subTest(status=status, internal=internal, output=output):
+                with self.assertRaises(kind) as caught:
+                    acesim._acesim._raise_cli_error(status, "m", internal, output)
+                self.assertIs(type(caught.exception), kind)
+                self.assertEqual(str(caught.exception), "m")
+                self.assertEqual(caught.exception.status, status)
+
+
 def nested(levels, leaf=1):
     """`levels` dicts, each the only value of the one above: nested(2) is {"a": {"a": 1}}."""
     value = leaf
