@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -21,6 +20,7 @@
 #include "cli/sweep.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
+#include "config/platform.h"
 #include "config/csv.h"
 
 namespace acesim::cli::sweep {
@@ -62,6 +62,12 @@ void flatten(const nlohmann::json& j, const std::string& prefix, bool top, std::
 // writing) or not a record is left out.
 std::map<std::size_t, nlohmann::json> read_records(const fs::path& path) {
   std::map<std::size_t, nlohmann::json> records;
+  // Read line by line, not through read_text_file (a sweep of millions of
+  // points writes more than its cap); a link planted to a device or a FIFO
+  // would never end.
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return records;
+  if (!fs::is_regular_file(path, ec)) throw InputError(path.string() + ": not a regular file (written by acesim sweep)");
   std::ifstream f(path);
   std::string line;
   while (std::getline(f, line)) {
@@ -387,12 +393,12 @@ void Output::finish() {
 
 SweepDir read_sweep_dir(const std::string& dir) {
   const fs::path meta_path = fs::path(dir) / "sweep.json";
-  std::ifstream f(meta_path);
-  if (!f) throw InputError(dir + ": no sweep.json (not the --out directory of acesim sweep)");
-  std::stringstream text;
-  text << f.rdbuf();
+  std::error_code ec;
+  if (!fs::exists(meta_path, ec)) throw InputError(dir + ": no sweep.json (not the --out directory of acesim sweep)");
+  // Not a device or a FIFO planted there (read_text_file caps the size).
+  if (!fs::is_regular_file(meta_path, ec)) throw InputError(meta_path.string() + ": not a regular file (written by acesim sweep)");
   SweepDir d;
-  d.meta = nlohmann::json::parse(text.str(), nullptr, false);
+  d.meta = nlohmann::json::parse(read_text_file(meta_path.string()), nullptr, false);
   if (d.meta.is_discarded() || !d.meta.is_object() || !d.meta.contains("grid") || !d.meta["grid"].is_object() ||
       !d.meta["grid"].contains("command") || !d.meta["grid"]["command"].is_string() || !d.meta.contains("axes") ||
       !d.meta["axes"].is_array() || !d.meta.contains("points") || !d.meta["points"].is_number_unsigned() ||

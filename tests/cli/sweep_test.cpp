@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -616,6 +617,28 @@ TEST_F(Sweep, LinksPlantedInTheDirectoryAreNotWrittenThrough) {
   fs::create_symlink(outside, out / "sweep.lock");
   expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {"--out: " + (out / "sweep.lock").string() + ": cannot open for writing: Too many levels of symbolic links"});
   EXPECT_EQ(slurp(outside), "not the sweep's\n");
+}
+
+// A device or a FIFO planted as sweep.json or results.jsonl was read for
+// ever (a resume, merge or plot hung, or filled memory with /dev/zero).
+TEST_F(Sweep, ADeviceOrAFifoPlantedInTheDirectoryIsRefused) {
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", ring_grid(), "--out", out.string()});
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::rename(out / "results.jsonl", dir_ / "records.jsonl");
+  fs::create_symlink(fifo, out / "results.jsonl");
+  const std::string not_regular = (out / "results.jsonl").string() + ": not a regular file (written by acesim sweep)";
+  expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {not_regular});
+  expect_bad_input({"sweep", "merge", out.string(), "--out", (dir_ / "m").string()}, {not_regular});
+  fs::remove(out / "results.jsonl");
+  fs::rename(dir_ / "records.jsonl", out / "results.jsonl");
+  fs::rename(out / "sweep.json", dir_ / "sweep.json");
+  fs::create_symlink("/dev/zero", out / "sweep.json");
+  const std::string meta = (out / "sweep.json").string() + ": not a regular file (written by acesim sweep)";
+  expect_bad_input({"sweep", "merge", out.string(), "--out", (dir_ / "m").string()}, {meta});
+  expect_bad_input({"sweep", "plot", out.string(), "--x", "bytes", "--y", "time_ns"}, {meta});
+  expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {meta});
 }
 
 // ---------------------------------------------------------------- changed inputs
