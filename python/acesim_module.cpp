@@ -40,6 +40,11 @@ using acesim::cli::CommandError;
   throw py::error_already_set();
 }
 
+// For the module's tests: raises what a command that failed so raises.
+void raise_cli_error(int status, const std::string& message, bool internal, bool output) {
+  raise(CommandError{status, message, internal, output});
+}
+
 std::string run_once(const std::string& command, const std::string& options_json, const std::string& source) {
   std::optional<CommandError> error;
   std::string report;
@@ -118,13 +123,17 @@ PYBIND11_MODULE(_acesim, m) {
   m.attr("MAX_DEPTH") = acesim::cli::kMaxJsonDepth;
   m.def("run_once", &run_once, py::arg("command"), py::arg("options_json"), py::arg("source"),
         "Runs `command` (collective, run, characterize or cluster) with options given as a JSON map of names to values; returns "
-        "its --json report as JSON text. Raises ValueError (bad input, a stuck simulation) or RuntimeError (internal "
-        "error) with the CLI's message; the exception's `status` is the CLI's exit status.");
+        "its --json report as JSON text. Raises ValueError (bad input, a stuck simulation), OSError (a file it writes, "
+        "such as trace= or csv=, could not be written) or RuntimeError (internal error) with the CLI's message; the "
+        "exception's `status` is the CLI's exit status.");
   m.def("sweep", &sweep, py::arg("grid_text"), py::arg("grid_file"), py::arg("out"), py::arg("jobs"), py::arg("shard"),
         "Runs a grid (`grid_text`, YAML or JSON, named `grid_file` in messages; or, when empty, the file `grid_file`) "
         "on `jobs` threads (0: every core), writing the directory `out` unless it is empty; `shard` is \"I/N\" or "
         "empty. Returns {\"axes\": the axes' names in the grid's order, \"records\": every record, sorted by point} "
         "as JSON text.");
+  m.def("_raise_cli_error", &raise_cli_error, py::arg("status"), py::arg("message"), py::arg("internal"), py::arg("output"),
+        "For the module's tests: raises the exception a command failing with this exit status, message and kind raises "
+        "(internal: a bug; output: a file that could not be written).");
   m.def("flatten_metrics", &flatten_metrics, py::arg("report_json"), py::arg("axes_json"),
         "A --json report's metrics as results.csv names them: a JSON list of [name, value] pairs, in the report's "
         "order; a metric named like one of the axes (a JSON list of names) is `result.NAME`.");

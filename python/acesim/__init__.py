@@ -19,11 +19,12 @@ dict), and a platform YAML key is set with its dotted path:
 
 Bad input and simulations that cannot finish raise ``ValueError`` with the
 message the command line prints after ``acesim: error: ``; a file that
-cannot be written (a sweep's ``out``) raises ``OSError``; internal errors
-raise ``RuntimeError``. Each has a ``status`` attribute, the command
-line's exit status (2: bad input or an unusable path, 3: stuck, 1: a
-failed write or internal). Simulations run
-with the GIL released, so threads calling acesim run in parallel.
+cannot be written (``trace=``, ``csv=``, ``chakra_out=``, a sweep's
+``out``) raises ``OSError``; internal errors raise ``RuntimeError``. Each
+has a ``status`` attribute, the command line's exit status (2: bad input
+or an unusable path, 3: stuck, 1: a failed write or internal).
+Simulations run with the GIL released, so threads calling acesim run in
+parallel.
 """
 
 import json
@@ -42,6 +43,12 @@ __all__ = ["collective", "run", "characterize", "cluster", "sweep", "rows", "fla
 _SCALARS = (type(None), bool, int, float, str)
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 100
+
+
+def _short(name):
+    """A name (a dict key) as messages give it: at most 80 characters of it
+    and "..." (the native half's kMaxQuoted): a key may be megabytes."""
+    return name if len(name) <= 80 else name[:80] + "..."
 
 
 def _a(value):
@@ -88,7 +95,7 @@ def _plain(value, path, parents=()):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{path}: a key must be a string, not {_a(key)}")
-            plain[key] = _plain(item, f"{path}.{key}", parents)
+            plain[key] = _plain(item, f"{path}.{_short(key)}", parents)
         return plain
     items = [_plain(item, f"{path}.{i}", parents) for i, item in enumerate(value)]
     return sorted(items) if isinstance(value, (set, frozenset)) else items
@@ -111,7 +118,7 @@ def _run(command, options):
                                 f"not {_a(value)}")
         elif "." not in name:
             if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value)):
-                raise TypeError(f"{where}.{name}: a number, string or bool, or a list of them, not "
+                raise TypeError(f"{where}.{_short(name)}: a number, string or bool, or a list of them, not "
                                 f"{'a dict' if isinstance(value, dict) else 'a list holding a list or dict'}")
     return json.loads(_acesim.run_once(command, json.dumps(options, allow_nan=False), "acesim." + command))
 

@@ -196,6 +196,10 @@ struct ClusterRun {
 ClusterRun simulate_cluster(const ClusterRequest& request);
 // The cluster file's text read, checked and its jobs placed (nothing
 // simulated); `path` names it in messages and anchors its relative paths.
-ClusterSpec read_cluster(const std::string& path, const std::string& text);
+// With `files`, every file the cluster file names (its platform, model,
+// SimAI, Chakra and groups files, as found beside it; a Chakra prefix as
+// the prefix) is appended there as it is met, also when reading stops at
+// an error (what a sweep fingerprints, docs/sweeps.md).
+ClusterSpec read_cluster(const std::string& path, const std::string& text, std::vector<std::string>* files = nullptr);
 
 }  // namespace acesim::api

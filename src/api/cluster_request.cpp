@@ -44,6 +44,7 @@ constexpr long long kMaxIterations = 100000;
 struct Reader {
   std::string file;
   std::string folder;
+  std::vector<std::string>* named = nullptr;  // when set, every path beside() gave (read_cluster's `files`)
 
   [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& problem) const {
     throw_input_error(file, yaml::line_of(n), key, problem);
@@ -61,7 +62,9 @@ struct Reader {
   std::string scalar(const YAML::Node& n, const std::string& key) const { return yaml::scalar(n, file, key); }
   // A file named in the cluster file: as given when absolute, else relative to it.
   std::string beside(const std::string& name) const {
-    return std::filesystem::path(name).is_absolute() ? name : (std::filesystem::path(folder) / name).string();
+    std::string path = std::filesystem::path(name).is_absolute() ? name : (std::filesystem::path(folder) / name).string();
+    if (named != nullptr) named->push_back(path);
+    return path;
   }
   // Runs f; an error it throws that does not name this file yet is put at
   // `n`'s line under `key`.
@@ -511,8 +514,8 @@ void read_variability(const Reader& rd, const YAML::Node& v, ClusterSpec& spec) 
 
 }  // namespace
 
-ClusterSpec read_cluster(const std::string& path, const std::string& text) {
-  Reader rd{path, std::filesystem::path(path).parent_path().string()};
+ClusterSpec read_cluster(const std::string& path, const std::string& text, std::vector<std::string>* files) {
+  Reader rd{path, std::filesystem::path(path).parent_path().string(), files};
   const YAML::Node root = yaml::parse(text, path);
   yaml::check_map(root, path, "", {"platform", "nodes", "fabric", "seed", "jobs", "degraded", "variability"});
   for (const char* k : {"platform", "nodes", "jobs"}) yaml::require(root, k, path, "");

@@ -9,14 +9,84 @@
 #include "config/input_error.h"
 #include "config/output_file.h"
 #include "engine/simulation.h"
+#include "registry/quote.h"
 #include "registry/registry.h"
 
 namespace acesim::cli {
 namespace {
 
+// A value of more bytes than this, quoted or without a space, is one no
+// message should repeat whole (a path is at most 4096 bytes, and rarely a
+// quarter of that): it is cut as quote() cuts.
+constexpr std::size_t kLongRun = 1024;
+// The most bytes a message keeps: whatever long value the rules below do
+// not find is cut in the middle of the message (a deadlock's report of
+// many collectives is a few KiB).
+constexpr std::size_t kMaxMessage = 64 * 1024;
+
+bool one_of(char c, std::string_view set) { return set.find(c) != std::string_view::npos; }
+
+// `s` with each value between quotes ('...' or "...", opened after a space
+// or a bracket, closed before a space, a bracket or punctuation) longer
+// than kLongRun cut to kMaxQuoted bytes and "...".
+std::string cut_quoted(const std::string& s) {
+  std::string out;
+  bool unclosed[2] = {false, false};  // no closing ' (or ") after here: no need to look again
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char q = s[i];
+    const int k = q == '"' ? 1 : 0;
+    if ((q == '\'' || q == '"') && !unclosed[k] && (i == 0 || one_of(s[i - 1], " ([{=,:"))) {
+      std::size_t j = s.find(q, i + 1);
+      while (j != std::string::npos && j + 1 < s.size() && !one_of(s[j + 1], " )]},:;.")) j = s.find(q, j + 1);
+      if (j == std::string::npos) {
+        unclosed[k] = true;
+      } else {
+        // The value whole, cut or not, and on after it: each byte is looked at once or twice.
+        const std::string_view value = std::string_view(s).substr(i + 1, j - i - 1);
+        out += q + (value.size() > kLongRun ? shortened(value) : std::string(value)) + q;
+        i = j;
+        continue;
+      }
+    }
+    out += q;
+  }
+  return out;
+}
+
+// `s` with each run of more than kLongRun bytes without a space cut so.
+std::string cut_runs(const std::string& s) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t end = std::min(s.find_first_of(" \t", i), s.size());
+    if (end - i > kLongRun) {
+      out += shortened(std::string_view(s).substr(i, end - i));
+    } else {
+      out.append(s, i, end - i);
+    }
+    if (end < s.size()) out += s[end];
+    i = end + 1;
+  }
+  return out;
+}
+
+// What the CLI prints of a message and Python raises: one line, and at most
+// a bounded prefix of a value in it (issue 42 F13), whoever wrote the
+// message (a message built with quote() has nothing left to cut).
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   std::replace(s.begin(), s.end(), '\r', ' ');
+  if (s.size() <= kLongRun) return s;
+  s = cut_runs(cut_quoted(s));
+  if (s.size() > kMaxMessage) {
+    // Its beginning and its end, cut between UTF-8 characters.
+    auto inside = [&](std::size_t at) { return (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80; };
+    std::size_t head = kMaxMessage - 1024;
+    while (head > 0 && inside(head)) --head;
+    std::size_t tail = s.size() - 1024;
+    while (tail < s.size() && inside(tail)) ++tail;
+    s = s.substr(0, head) + " ... (" + std::to_string(tail - head) + " bytes left out) ... " + s.substr(tail);
+  }
   return s;
 }
 
@@ -106,7 +176,7 @@ RegisteredCommand register_command(std::string_view name) {
     add_option_checks(*r.command);
     return r;
   }
-  throw InputError("unknown command '" + std::string(name) + "'" + suggestion(name, names));
+  throw InputError("unknown command " + quote(name) + suggestion(name, names));
 }
 
 std::string option_spelling(std::string name) {
@@ -121,7 +191,7 @@ std::vector<std::string> option_arguments(const CLI::App& command, const std::st
   if (caller_sets(n)) throw InputError(where + ": --" + n + " is set by the caller, not per run");
   const CLI::Option* opt = find_option(command, n);
   if (opt == nullptr) {
-    throw InputError(where + ": '" + command.get_name() + "' has no option '" + name + "'" + suggestion(n, option_names(command)));
+    throw InputError(where + ": '" + command.get_name() + "' has no option " + quote(name) + suggestion(n, option_names(command)));
   }
   if (value.is_null()) return {};
   const std::string flag = opt->nonpositional() ? "--" + n : "";

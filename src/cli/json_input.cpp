@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/input_error.h"
+#include "registry/quote.h"
 
 namespace acesim::cli {
 namespace {
@@ -96,7 +97,7 @@ class CheckedParser : public DomParser {
   }
   [[noreturn]] void fail(const std::string& problem) const {
     std::string path = what_;
-    for (const Level& l : levels_) path += "." + l.name;
+    for (const Level& l : levels_) path += "." + shortened(l.name);  // a key may be megabytes
     throw InputError(path + ": " + problem);
   }
 

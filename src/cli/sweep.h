@@ -79,6 +79,33 @@ Grid load_grid(const std::string& path);
 
 using api::PlatformText;
 
+// What a value of an option names, for every command a grid can run: an
+// input the points read, found beside the grid file and fingerprinted in
+// sweep.json (docs/sweeps.md, "Files"), or nothing.
+enum class InputKind {
+  kNone,       // not a file (a size, a built-in model, a built-in failure model...)
+  kFile,       // one file (a platform that is no file beside the grid is a preset's name)
+  kPrefix,     // the files PREFIX.<rank>.et (--chakra)
+  kFileOrDir,  // a file, or a directory of files (--kineto)
+  kCluster,    // a cluster file, and every file it names (acesim cluster FILE)
+};
+struct InputOption {
+  std::string_view name;  // the long option without dashes (a positional's name)
+  InputKind kind;
+  // Whether a value names a file (null: every value does): --model names a
+  // file only as *.yaml, --failures only when it is no built-in's name.
+  bool (*names_file)(const std::string& value) = nullptr;
+};
+// The one list of options that name input files: what a sweep resolves and
+// fingerprints. tests/cli/sweep_test.cpp walks every command's options so
+// that an option taking a file is either here or in output_options().
+const std::vector<InputOption>& input_options();
+// The options that name files a point writes (--csv, --trace, --chakra-out):
+// not inputs, and refused in a grid of more than one point.
+const std::vector<std::string_view>& output_options();
+// What `value` of option `name` (spelt without dashes) names.
+InputKind input_kind(const std::string& name, const nlohmann::json& value);
+
 // Every point of a grid, checked before any runs: the command and every
 // option name exist, every value is of the option's kind, and every
 // platform key exists in every base platform the points use.
@@ -92,9 +119,12 @@ class Plan {
   // How to run point `index` (safe to call from several threads).
   Invocation invocation(std::size_t index) const;
   // The files the points read, each named as the grid names it
-  // ("platform: p.yaml", "p.yaml: workload.file"), with a fingerprint of
-  // its content ("missing" when there is none): what a resumed sweep must
-  // still find. Files of the base platforms' own (presets) are not files.
+  // ("platform: p.yaml", "kernel-times: k.csv", "platform: p.yaml:
+  // workload.file w.txt", "file: c.yaml: m.yaml" for a file a cluster file
+  // names), with a fingerprint of its content ("missing" when there is
+  // none; a Chakra prefix or a directory over their files): what a resumed
+  // sweep must still find. Files of the base platforms' own (presets) are
+  // not files. Every option of input_options() is one.
   std::map<std::string, std::string> inputs() const;
   // Whether point `index` reads one of the files named in `names`.
   bool reads_any(std::size_t index, const std::set<std::string>& names) const;
@@ -112,9 +142,18 @@ class Plan {
   void refuse_nodes_with_npus(const std::vector<nlohmann::json>& bases) const;
   // A setting's value with a relative file name found in the grid's folder.
   nlohmann::json resolved(const std::string& name, const nlohmann::json& value) const;
-  // The files a point with these settings reads: their names in inputs(),
-  // each with its path.
-  std::vector<std::pair<std::string, std::string>> files(const std::vector<Setting>& settings) const;
+  // A file a point reads: its name in inputs(), its path, what it is.
+  struct InputFile {
+    std::string name;
+    std::string path;
+    InputKind kind;
+  };
+  // The files a point with these settings reads, a cluster file's own
+  // files after it.
+  std::vector<InputFile> files(const std::vector<Setting>& settings) const;
+  // The files a cluster file at `path` (as resolved) names, as found
+  // beside it; read once per sweep.
+  std::vector<std::string> cluster_files(const std::string& path) const;
 
   Grid grid_;
   RegisteredCommand command_;  // its options, looked up (read only) from every thread
@@ -122,6 +161,7 @@ class Plan {
   std::vector<std::size_t> radix_;  // each axis's length: grid axes, then the zip group
   mutable std::mutex mu_;
   mutable std::map<std::string, PlatformText> platforms_;  // by base and key values
+  mutable std::map<std::string, std::vector<std::string>> cluster_files_;  // by the cluster file's path
 };
 
 // Runs point `index`: its record for results.jsonl, {"point", "params",

@@ -8,10 +8,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/sweep.h"
+#include "config/failure_model.h"
 #include "config/input_error.h"
 #include "config/platform.h"
 #include "config/presets.h"
 #include "config/yaml_reader.h"
+#include "registry/quote.h"
 
 namespace acesim::cli::sweep {
 namespace {
@@ -58,7 +60,7 @@ std::vector<Axis> read_axes(const YAML::Node& map, const std::string& file, cons
   if (!map.IsMap()) yaml::check_map(map, file, section, {});
   for (auto it = map.begin(); it != map.end(); ++it) {
     const std::string key = it->first.Scalar();
-    const std::string path = section + "." + key;
+    const std::string path = section + "." + shortened(key);
     const YAML::Node values = it->second;
     if (!values.IsSequence()) throw_input_error(file, yaml::line_of(values), path, "expected a list of values, e.g. [1, 2]");
     if (values.size() == 0) throw_input_error(file, yaml::line_of(it->first), path, "empty axis (give at least one value)");
@@ -90,7 +92,7 @@ void set_path(YAML::Node root, const std::string& path, const nlohmann::json& va
       char* end = nullptr;
       const long idx = std::strtol(part.c_str(), &end, 10);
       if (*end != '\0' || idx < 0 || static_cast<std::size_t>(idx) >= node.size()) {
-        throw InputError(where + ": '" + part + "' is not an index of the platform's list (0.." +
+        throw InputError(where + ": " + quote(part) + " is not an index of the platform's list (0.." +
                          std::to_string(static_cast<long>(node.size()) - 1) + ")");
       }
       if (last) {
@@ -106,26 +108,16 @@ void set_path(YAML::Node root, const std::string& path, const nlohmann::json& va
         node.reset(node[part]);
       }
     } else {
-      throw InputError(where + ": the platform's '" + parts[i - 1] + "' is a value, not a map or list");
+      throw InputError(where + ": the platform's " + quote(parts[i - 1]) + " is a value, not a map or list");
     }
   }
 }
 
 namespace fs = std::filesystem;
 
-// Options whose value names a file, or (chakra) the prefix of files.
-bool file_option(const std::string& name, const nlohmann::json& value) {
-  if (!value.is_string()) return false;
-  if (name == "model") {
-    const std::string m = value.get<std::string>();
-    return m.ends_with(".yaml") || m.ends_with(".yml");
-  }
-  return name == "platform" || name == "network" || name == "system" || name == "workload" || name == "chakra" ||
-         name == "chakra-groups";
-}
-
 // A fingerprint of a file's bytes: std::hash of each MiB, combined, and
-// the size; "missing" when it cannot be read.
+// the size; "missing" when it cannot be read. (Streamed, not read whole: a
+// trace may be larger than any input file read_text_file takes.)
 std::string fingerprint(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return "missing";
@@ -142,21 +134,50 @@ std::string fingerprint(const fs::path& path) {
   return fmt::format("{:016x} {} bytes", h, size);
 }
 
-// The files of a Chakra prefix (PREFIX.<rank>.et), as one fingerprint.
-std::string prefix_fingerprint(const fs::path& prefix) {
-  const fs::path folder = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
-  const std::string stem = prefix.filename().string() + ".";
+// The files of `folder` whose names `take` accepts, as one fingerprint:
+// each name with its own, in name order.
+template <typename Take>
+std::string files_fingerprint(const fs::path& folder, Take take) {
   std::error_code ec;
   std::vector<std::string> names;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string n = it->path().filename().string();
-    if (n.starts_with(stem) && n.ends_with(".et")) names.push_back(n);
+    if (take(n)) names.push_back(n);
   }
   if (names.empty()) return "missing";
   std::sort(names.begin(), names.end());
   std::string all;
   for (const std::string& n : names) all += n + " " + fingerprint(folder / n) + "\n";
   return fmt::format("{} files, {:016x}", names.size(), std::hash<std::string>{}(all));
+}
+
+// The files of a Chakra prefix (PREFIX.<rank>.et), as one fingerprint.
+std::string prefix_fingerprint(const fs::path& prefix) {
+  const fs::path folder = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
+  const std::string stem = prefix.filename().string() + ".";
+  return files_fingerprint(folder, [&](const std::string& n) { return n.starts_with(stem) && n.ends_with(".et"); });
+}
+
+// A file, or every file of a directory (not below it).
+std::string file_or_dir_fingerprint(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return fingerprint(path);
+  return files_fingerprint(path, [&](const std::string& n) { return fs::is_regular_file(path / n, ec); });
+}
+
+std::string fingerprint(const fs::path& path, InputKind kind) {
+  switch (kind) {
+    case InputKind::kPrefix: return prefix_fingerprint(path);
+    case InputKind::kFileOrDir: return file_or_dir_fingerprint(path);
+    default: return fingerprint(path);
+  }
+}
+
+bool model_file(const std::string& v) { return v.ends_with(".yaml") || v.ends_with(".yml"); }
+
+bool failures_file(const std::string& v) {
+  const std::vector<std::string> builtins = failure_model_names();
+  return std::find(builtins.begin(), builtins.end(), v) == builtins.end();
 }
 
 // The workload file a platform's YAML text names (`workload.file`, or a
@@ -167,13 +188,46 @@ std::pair<std::string, std::string> platform_workload(const std::string& text) {
     const YAML::Node w = root.IsMap() ? root["workload"] : YAML::Node();
     if (!w || !w.IsMap()) return {};
     if (w["file"] && w["file"].IsScalar()) return {"workload.file", w["file"].Scalar()};
-    if (w["model"] && w["model"].IsScalar() && file_option("model", w["model"].Scalar())) return {"workload.model", w["model"].Scalar()};
+    if (w["model"] && w["model"].IsScalar() && model_file(w["model"].Scalar())) return {"workload.model", w["model"].Scalar()};
   } catch (const YAML::Exception&) {
   }
   return {};
 }
 
 }  // namespace
+
+const std::vector<InputOption>& input_options() {
+  static const std::vector<InputOption> options{
+      {"platform", InputKind::kFile},  // or a preset's name, when no such file is beside the grid
+      {"network", InputKind::kFile},
+      {"system", InputKind::kFile},
+      {"workload", InputKind::kFile},
+      {"chakra", InputKind::kPrefix},
+      {"chakra-groups", InputKind::kFile},
+      {"kineto", InputKind::kFileOrDir},
+      {"model", InputKind::kFile, model_file},
+      {"kernel-times", InputKind::kFile},
+      {"failures", InputKind::kFile, failures_file},
+      {"file", InputKind::kCluster},
+  };
+  return options;
+}
+
+const std::vector<std::string_view>& output_options() {
+  static const std::vector<std::string_view> options{"csv", "trace", "chakra-out"};
+  return options;
+}
+
+InputKind input_kind(const std::string& name, const nlohmann::json& value) {
+  if (!value.is_string() || value.get_ref<const std::string&>().empty()) return InputKind::kNone;
+  const std::string n = option_spelling(name);
+  for (const InputOption& o : input_options()) {
+    if (o.name != n) continue;
+    if (o.names_file != nullptr && !o.names_file(value.get<std::string>())) return InputKind::kNone;
+    return o.kind;
+  }
+  return InputKind::kNone;
+}
 
 std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -239,14 +293,14 @@ Grid parse_grid(std::string_view yaml_text, const std::string& source) {
   for (const Axis& a : g.zip) {
     if (a.values.size() != g.zip.front().values.size()) {
       throw_input_error(source, yaml::line_of(root["zip"]), "zip",
-                        "lists of different lengths (" + g.zip.front().name + ": " + std::to_string(g.zip.front().values.size()) +
-                            ", " + a.name + ": " + std::to_string(a.values.size()) + "); zip advances them together");
+                        "lists of different lengths (" + shortened(g.zip.front().name) + ": " + std::to_string(g.zip.front().values.size()) +
+                            ", " + shortened(a.name) + ": " + std::to_string(a.values.size()) + "); zip advances them together");
     }
   }
   std::set<std::string> seen;
   auto once = [&](const std::string& name, const char* section) {
     if (!seen.insert(name).second) {
-      throw_input_error(source, 0, std::string(section) + "." + name, "given twice (in options, grid or zip)");
+      throw_input_error(source, 0, std::string(section) + "." + shortened(name), "given twice (in options, grid or zip)");
     }
   };
   for (const Setting& s : g.options) once(s.name, "options");
@@ -274,8 +328,11 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
   bool astra = false;
   bool keys = false;
   auto check = [&](const std::string& section, const std::string& name, const nlohmann::json& value) {
-    const std::string where = src + ": " + section + "." + name;
+    const std::string where = src + ": " + section + "." + shortened(name);
     if (name.find('.') != std::string::npos) {
+      // No platform key is near this long; one that is would cost the YAML
+      // reader seconds per megabyte before it was refused.
+      if (name.size() > 256) throw InputError(where + ": not a platform key (" + std::to_string(name.size()) + " bytes long)");
       keys = true;
       return;
     }
@@ -287,7 +344,8 @@ Plan::Plan(Grid grid) : grid_(std::move(grid)) {
       if (value.is_object()) return;  // a platform written inline
     }
     // Files a run writes would be written over by every point.
-    if (size_ > 1 && !value.is_null() && (name == "trace" || name == "csv" || name == "chakra-out")) {
+    const std::vector<std::string_view>& outputs = output_options();
+    if (size_ > 1 && !value.is_null() && std::find(outputs.begin(), outputs.end(), option_spelling(name)) != outputs.end()) {
       throw InputError(where + ": --" + name + " writes files, which every point would write over; run the point you want "
                        "them for as a command");
     }
@@ -373,7 +431,7 @@ void Plan::refuse_nodes_with_npus(const std::vector<nlohmann::json>& bases) cons
 }
 
 nlohmann::json Plan::resolved(const std::string& name, const nlohmann::json& value) const {
-  if (!file_option(name, value)) return value;
+  if (input_kind(name, value) == InputKind::kNone) return value;
   const std::string v = value.get<std::string>();
   if (grid_.folder.empty() || v.empty() || fs::path(v).is_absolute()) return value;
   const fs::path in_folder = fs::path(grid_.folder) / v;
@@ -382,14 +440,46 @@ nlohmann::json Plan::resolved(const std::string& name, const nlohmann::json& val
   return in_folder.string();
 }
 
-std::vector<std::pair<std::string, std::string>> Plan::files(const std::vector<Setting>& settings) const {
-  std::vector<std::pair<std::string, std::string>> out;
+std::vector<std::string> Plan::cluster_files(const std::string& path) const {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = cluster_files_.find(path); it != cluster_files_.end()) return it->second;
+  }
+  // The cluster reader names each file as it meets it (api::read_cluster),
+  // so the list is what a point reads, up to where the point would fail.
+  std::vector<std::string> named;
+  try {
+    (void)api::read_cluster(path, read_text_file(path), &named);
+  } catch (...) {
+  }
+  const std::lock_guard<std::mutex> lock(mu_);
+  return cluster_files_.emplace(path, std::move(named)).first->second;
+}
+
+std::vector<Plan::InputFile> Plan::files(const std::vector<Setting>& settings) const {
+  std::vector<InputFile> out;
   nlohmann::json base;
   std::string workload_file;
   for (const Setting& s : settings) {
     if (s.name == "platform") base = s.value;
     if (s.name == "workload.file" && !s.value.is_null()) workload_file = value_text(s.value);
-    if (file_option(s.name, s.value)) out.emplace_back(s.name + ": " + s.value.get<std::string>(), resolved(s.name, s.value).get<std::string>());
+    const InputKind kind = input_kind(s.name, s.value);
+    if (kind == InputKind::kNone) continue;
+    const std::string name = s.name + ": " + s.value.get<std::string>();
+    const std::string path = resolved(s.name, s.value).get<std::string>();
+    out.push_back({name, path, kind});
+    if (kind != InputKind::kCluster) continue;
+    // The files it names, by their names in it: read_cluster() gives each
+    // as found beside it (its folder, "/", the name), or as named when absolute.
+    const std::string folder = fs::path(path).parent_path().string();
+    for (const std::string& f : cluster_files(path)) {
+      const std::string as_named = !folder.empty() && f.starts_with(folder + "/") ? f.substr(folder.size() + 1) : f;
+      std::error_code ec;
+      const InputKind k = fs::is_regular_file(f, ec) ? InputKind::kFile
+                          : fs::is_directory(f, ec)  ? InputKind::kFileOrDir
+                                                     : InputKind::kPrefix;  // a Chakra prefix, or missing
+      out.push_back({name + ": " + as_named, f, k});
+    }
   }
   // The workload file the point's platform names, relative to its folder.
   std::string text;
@@ -410,15 +500,15 @@ std::vector<std::pair<std::string, std::string>> Plan::files(const std::vector<S
   auto [key, file] = workload_file.empty() ? platform_workload(text) : std::pair<std::string, std::string>{"workload.file", workload_file};
   if (key.empty()) return out;
   const std::string path = key == "workload.file" && fs::path(file).is_relative() ? (fs::path(folder) / file).string() : file;
-  out.emplace_back(name + ": " + key + " " + file, path);
+  out.push_back({name + ": " + key + " " + file, path, InputKind::kFile});
   return out;
 }
 
 std::map<std::string, std::string> Plan::inputs() const {
   std::map<std::string, std::string> out;
   auto take = [&](const std::vector<Setting>& s) {
-    for (const auto& [name, path] : files(s)) {
-      if (!out.count(name)) out[name] = name.starts_with("chakra: ") ? prefix_fingerprint(path) : fingerprint(path);
+    for (const InputFile& f : files(s)) {
+      if (!out.count(f.name)) out[f.name] = fingerprint(f.path, f.kind);
     }
   };
   // The platforms, each with every workload.file a key sets in it; every
@@ -430,7 +520,7 @@ std::map<std::string, std::string> Plan::inputs() const {
       bases.push_back(v);
     } else if (name == "workload.file") {
       workload_files.push_back(v);
-    } else if (file_option(name, v)) {
+    } else if (input_kind(name, v) != InputKind::kNone) {
       take({{name, v}});
     }
   });
@@ -443,8 +533,8 @@ std::map<std::string, std::string> Plan::inputs() const {
 }
 
 bool Plan::reads_any(std::size_t index, const std::set<std::string>& names) const {
-  for (const auto& [name, path] : files(settings(index))) {
-    if (names.count(name)) return true;
+  for (const InputFile& f : files(settings(index))) {
+    if (names.count(f.name)) return true;
   }
   return false;
 }
@@ -503,7 +593,7 @@ PlatformText Plan::platform_text(const nlohmann::json& base, const std::vector<S
     YAML::Node root = yaml::parse(text, source);
     std::string with;
     for (const Setting& k : keys) {
-      set_path(root, k.name, k.value, k.name);
+      set_path(root, k.name, k.value, shortened(k.name));
       with += (with.empty() ? " with " : "; ") + k.name + "=" + value_text(k.value);
     }
     YAML::Emitter out;
@@ -549,7 +639,7 @@ Invocation Plan::invocation(std::size_t index) const {
   inv.args.push_back(grid_.command);
   for (const Setting& s : all) {
     if (s.platform_key() || (as_text && s.name == "platform")) continue;
-    for (std::string& a : option_arguments(*command_.command, s.name, resolved(s.name, s.value), grid_.source + ": " + s.name)) {
+    for (std::string& a : option_arguments(*command_.command, s.name, resolved(s.name, s.value), grid_.source + ": " + shortened(s.name))) {
       inv.args.push_back(std::move(a));
     }
   }
@@ -583,9 +673,9 @@ Shard parse_shard(const std::string& text) {
   unsigned long long i = 0;
   unsigned long long n = 0;
   if (slash == std::string::npos || !number(text.substr(0, slash), i) || !number(text.substr(slash + 1), n) || n == 0) {
-    throw InputError("--shard: '" + text + "' is not I/N (e.g. 0/4: every 4th point from point 0)");
+    throw InputError("--shard: " + quote(text) + " is not I/N (e.g. 0/4: every 4th point from point 0)");
   }
-  if (i >= n) throw InputError("--shard: '" + text + "': I must be below N (shards 0/" + std::to_string(n) + " .. " +
+  if (i >= n) throw InputError("--shard: " + quote(text) + ": I must be below N (shards 0/" + std::to_string(n) + " .. " +
                                std::to_string(n - 1) + "/" + std::to_string(n) + ")");
   return {i, n};
 }

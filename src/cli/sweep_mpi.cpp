@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <mutex>
 #include <cstdio>
 #include <optional>
 #include <chrono>
@@ -230,9 +232,23 @@ SweepSummary run_root(const SweepRequest& request) {
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   std::atomic<std::size_t> errors{0};
+  // A record that cannot be written (a full disk) stops the job: the main
+  // thread (the one that may call MPI) says why and aborts every rank,
+  // which would otherwise wait for rank 0.
+  std::mutex failed_mu;
+  std::exception_ptr failed;
+  std::atomic<bool> stop{false};
   auto finished = [&](nlohmann::json record) {
     if (record.contains("error")) errors.fetch_add(1);
-    out->add(std::move(record));
+    try {
+      out->add(std::move(record));
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(failed_mu);
+      if (!failed) failed = std::current_exception();
+      next.store(todo.size());
+      stop.store(true);
+      return;
+    }
     const std::size_t d = done.fetch_add(1) + 1;
     if (request.progress != nullptr) {
       const std::string stage = fmt::format("sweep: {}/{} points, {} errors, {} ranks", d + summary.resumed, summary.points,
@@ -248,6 +264,18 @@ SweepSummary run_root(const SweepRequest& request) {
   const std::size_t ranks = static_cast<std::size_t>(mpi().size);
   int working = mpi().size - 1;
   while (working > 0) {
+    if (stop.load()) {
+      local.join();
+      CommandError e;
+      try {
+        std::rethrow_exception(failed);
+      } catch (...) {
+        e = current_error();
+      }
+      std::fprintf(stderr, "acesim: error: %s\n", e.message.c_str());
+      std::fflush(stderr);
+      mpi().abort(mpi().world, e.status);
+    }
     int flag = 0;
     mpi().iprobe(MPI_ANY_SOURCE, kTagResult, mpi().world, &flag, MPI_STATUS_IGNORE);
     if (flag == 0) {
@@ -274,6 +302,7 @@ SweepSummary run_root(const SweepRequest& request) {
     mpi().send(batch.data(), static_cast<int>(batch.size()), mpi().ull, source, kTagWork, mpi().world);
   }
   local.join();
+  if (failed) std::rethrow_exception(failed);
   out->finish();
   summary.run = todo.size();
   summary.errors = out->errors();

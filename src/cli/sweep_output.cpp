@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -21,6 +20,7 @@
 #include "cli/sweep.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
+#include "config/platform.h"
 #include "config/csv.h"
 
 namespace acesim::cli::sweep {
@@ -62,6 +62,12 @@ void flatten(const nlohmann::json& j, const std::string& prefix, bool top, std::
 // writing) or not a record is left out.
 std::map<std::size_t, nlohmann::json> read_records(const fs::path& path) {
   std::map<std::size_t, nlohmann::json> records;
+  // Read line by line, not through read_text_file (a sweep of millions of
+  // points writes more than its cap); a link planted to a device or a FIFO
+  // would never end.
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return records;
+  if (!fs::is_regular_file(path, ec)) throw InputError(path.string() + ": not a regular file (written by acesim sweep)");
   std::ifstream f(path);
   std::string line;
   while (std::getline(f, line)) {
@@ -93,7 +99,7 @@ DirLock::DirLock(const std::string& dir) : path_((fs::path(dir) / "sweep.lock").
   // that is locked in vain, so the lock is taken again on the new one.
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) throw InputError("--out: cannot open " + path_ + ": " + std::strerror(errno));
+    if (fd < 0) throw OutputError("--out: " + path_ + ": cannot open for writing: " + std::strerror(errno), 2);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       std::string holder(256, '\0');
@@ -101,7 +107,7 @@ DirLock::DirLock(const std::string& dir) : path_((fs::path(dir) / "sweep.lock").
       holder.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
       ::close(fd);
-      if (err != EWOULDBLOCK) throw InputError("--out: cannot lock " + path_ + ": " + std::strerror(err));
+      if (err != EWOULDBLOCK) throw OutputError("--out: " + path_ + ": cannot lock: " + std::strerror(err), 2);
       throw InputError("--out: " + dir + " is in use by another sweep (" + (holder.empty() ? "its holder is starting" : holder) +
                        "); wait for it to end, or give another --out");
     }
@@ -114,7 +120,7 @@ DirLock::DirLock(const std::string& dir) : path_((fs::path(dir) / "sweep.lock").
       ::close(fd);
     }
   }
-  if (fd_ < 0) throw InputError("--out: cannot lock " + path_ + ": it keeps being replaced");
+  if (fd_ < 0) throw OutputError("--out: " + path_ + ": cannot lock: it keeps being replaced", 2);
   char host[256] = "?";
   ::gethostname(host, sizeof host - 1);
   const std::time_t now = std::time(nullptr);
@@ -332,8 +338,13 @@ void Output::add(nlohmann::json record) {
   std::string line = dir_.empty() ? std::string() : json_text(record) + "\n";
   const std::lock_guard<std::mutex> lock(mu_);
   if (jsonl_ != nullptr) {
-    std::fputs(line.c_str(), jsonl_);
-    std::fflush(jsonl_);
+    // A record that cannot be appended (a full disk) stops the sweep: the
+    // records since would be lost to a resume.
+    errno = 0;
+    if (std::fputs(line.c_str(), jsonl_) < 0 || std::fflush(jsonl_) != 0) {
+      const int err = errno != 0 ? errno : EIO;
+      throw OutputError("--out: " + (fs::path(dir_) / "results.jsonl").string() + ": cannot write: " + std::strerror(err), 1);
+    }
   }
   keep(std::move(record), std::move(line));
 }
@@ -382,12 +393,12 @@ void Output::finish() {
 
 SweepDir read_sweep_dir(const std::string& dir) {
   const fs::path meta_path = fs::path(dir) / "sweep.json";
-  std::ifstream f(meta_path);
-  if (!f) throw InputError(dir + ": no sweep.json (not the --out directory of acesim sweep)");
-  std::stringstream text;
-  text << f.rdbuf();
+  std::error_code ec;
+  if (!fs::exists(meta_path, ec)) throw InputError(dir + ": no sweep.json (not the --out directory of acesim sweep)");
+  // Not a device or a FIFO planted there (read_text_file caps the size).
+  if (!fs::is_regular_file(meta_path, ec)) throw InputError(meta_path.string() + ": not a regular file (written by acesim sweep)");
   SweepDir d;
-  d.meta = nlohmann::json::parse(text.str(), nullptr, false);
+  d.meta = nlohmann::json::parse(read_text_file(meta_path.string()), nullptr, false);
   if (d.meta.is_discarded() || !d.meta.is_object() || !d.meta.contains("grid") || !d.meta["grid"].is_object() ||
       !d.meta["grid"].contains("command") || !d.meta["grid"]["command"].is_string() || !d.meta.contains("axes") ||
       !d.meta["axes"].is_array() || !d.meta.contains("points") || !d.meta["points"].is_number_unsigned() ||

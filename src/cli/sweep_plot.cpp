@@ -11,6 +11,7 @@
 #include "config/input_error.h"
 #include "config/output_file.h"
 #include "config/units.h"
+#include "registry/quote.h"
 #include "registry/registry.h"
 #include "reproduce/plot_script.h"
 
@@ -79,7 +80,7 @@ std::string plot(const PlotRequest& r) {
   }
   auto need = [&](const std::string& flag, const std::string& name) {
     if (!known.count(name)) {
-      throw InputError(flag + ": '" + name + "' is no axis or metric of " + r.dir + suggestion(name, names));
+      throw InputError(flag + ": " + quote(name) + " is no axis or metric of " + r.dir + suggestion(name, names));
     }
   };
   need("--x", r.x);
@@ -88,7 +89,7 @@ std::string plot(const PlotRequest& r) {
   std::vector<std::pair<std::string, std::string>> where;
   for (const std::string& w : r.where) {
     const std::size_t eq = w.find('=');
-    if (eq == std::string::npos || eq == 0) throw InputError("--where: '" + w + "' is not KEY=VALUE");
+    if (eq == std::string::npos || eq == 0) throw InputError("--where: " + quote(w) + " is not KEY=VALUE");
     need("--where", w.substr(0, eq));
     where.emplace_back(w.substr(0, eq), w.substr(eq + 1));
   }
@@ -110,7 +111,7 @@ std::string plot(const PlotRequest& r) {
     if (!number_of(row.at(r.x))) numeric = false;
     const std::string t = value_text(row.at(r.x));
     if (std::find(categories.begin(), categories.end(), t) == categories.end()) categories.push_back(t);
-    if (!number_of(row.at(r.y))) throw InputError("--y: '" + r.y + "' is not a number ('" + value_text(row.at(r.y)) + "')");
+    if (!number_of(row.at(r.y))) throw InputError("--y: " + quote(r.y) + " is not a number (" + quote(value_text(row.at(r.y))) + ")");
   }
   if (kept_rows == 0) throw InputError("sweep plot: no point of " + r.dir + " has both --x and --y" + (where.empty() ? "" : " (after --where)"));
   // Series by hue; two points at one x in a series mean another axis varies.

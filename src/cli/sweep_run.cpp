@@ -93,11 +93,9 @@ nlohmann::json run_once(const std::string& command, const nlohmann::json& option
     g.command = command;
     for (const auto& [name, value] : options.items()) g.options.push_back({name, value});
     const Plan plan(std::move(g));
-    nlohmann::json record = run_point(plan, 0);
-    if (record.contains("error")) {
-      throw InvokeError({record["status"].get<int>(), record["error"].get<std::string>(), record["status"].get<int>() == 1});
-    }
-    return std::move(record["result"]);
+    // invoke() throws the CLI's error whole: its status and whether it is
+    // a write failure or an internal error (each its own Python exception).
+    return invoke(plan.invocation(0)).json;
   } catch (const InvokeError&) {
     throw;
   } catch (...) {

@@ -1,4 +1,5 @@
 #include "registry/registry.h"
+#include "registry/quote.h"
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +25,15 @@ std::string join_names(const std::vector<std::string>& names, std::string_view s
   return out;
 }
 
+std::string shortened(std::string_view value) {
+  if (value.size() <= kMaxQuoted) return std::string(value);
+  std::size_t cut = kMaxQuoted;
+  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;  // inside a UTF-8 character
+  return std::string(value.substr(0, cut)) + "...";
+}
+
+std::string quote(std::string_view value) { return "'" + shortened(value) + "'"; }
+
 namespace {
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -44,14 +54,17 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::string closest_match(std::string_view word, std::span<const std::string> candidates) {
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   for (const std::string& c : candidates) {
+    // At least the lengths' difference apart: too far, and not worth the
+    // |word| x |c| steps (a 50 MB word).
+    if (std::max(word.size(), c.size()) - std::min(word.size(), c.size()) > limit) continue;
     const std::size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
       best = c;
     }
   }
-  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   return best_d <= limit ? best : std::string();
 }
 

@@ -14,6 +14,7 @@
 #include "config/embedded.h"
 #include "config/input_error.h"
 #include "config/output_file.h"
+#include "registry/quote.h"
 #include "reproduce/plot_script.h"
 #include "workload/formats/astra_workload.h"
 #include "workload/models/models.h"
@@ -66,6 +67,16 @@ PlatformConfig repro_platform(int npus) {
   return p;
 }
 
+const std::vector<std::string>& ace_isca21_workloads() {
+  static const std::vector<std::string> names = {"resnet50", "gnmt", "dlrm"};
+  return names;
+}
+
+const std::vector<int>& ace_isca21_sizes() {
+  static const std::vector<int> sizes = {16, 32, 64, 128};
+  return sizes;
+}
+
 Workload repro_workload(const std::string& name, const Topology& topo) {
   if (name == "resnet50") {
     Workload w = parse_astra_workload(embedded_file("presets/workloads/Resnet50_DataParallel.txt"),
@@ -85,8 +96,7 @@ Workload repro_workload(const std::string& name, const Topology& topo) {
     ModelOptions o;
     return build_model("gnmt", o, topo);
   }
-  const std::vector<std::string> names = {"resnet50", "gnmt", "dlrm"};
-  throw InputError("--workloads: unknown workload '" + name + "'" + suggestion(name, names));
+  throw InputError("--workloads: unknown workload " + quote(name) + suggestion(name, ace_isca21_workloads()));
 }
 
 namespace {

@@ -51,6 +51,10 @@ struct ReproResult {
   double hbm_comm_GBps_per_npu = 0.0;
 };
 
+// The workloads and sizes the grid may run (--workloads, --sizes).
+const std::vector<std::string>& ace_isca21_workloads();
+const std::vector<int>& ace_isca21_sizes();
+
 std::vector<ReproConfig> repro_configs(const NpuConfig& npu);
 // The preset resized to `npus` (16, 32, 64 or 128).
 PlatformConfig repro_platform(int npus);

@@ -17,6 +17,7 @@
 #include "config/presets.h"
 #include "config/units.h"
 #include "driver/llm_run.h"
+#include "registry/quote.h"
 #include "topology/topology.h"
 #include "workload/llm/llm_graph.h"
 #include "workload/models/models.h"
@@ -198,17 +199,22 @@ LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only) 
   for (const std::string& c : table.comments) {
     if (c.rfind("# source:", 0) == 0) study.sources.push_back(c.substr(10));
   }
+  // Every row read, and the ids asked for found, before any is simulated.
   std::set<std::string> ids;
+  std::vector<std::pair<LlmRunRow, std::string>> rows;  // with where the row is, for messages
   for (const DataTable::Row& row : table.rows) {
     const Fields f(table, row, path);
     LlmRunRow r = read_row(f);
-    if (!ids.insert(r.id).second) f.fail("id", fmt::format("'{}' is given twice", r.id));
+    if (!ids.insert(r.id).second) f.fail("id", fmt::format("{} is given twice", quote(r.id)));
     if (!wanted.empty() && !wanted.count(r.id)) continue;
-    simulate(r, dir, f.where());
-    study.rows.push_back(r);
+    rows.emplace_back(std::move(r), f.where());
   }
   for (const std::string& id : wanted) {
-    if (!ids.count(id)) throw InputError(fmt::format("{}: no row '{}'", path, id));
+    if (!ids.count(id)) throw InputError(fmt::format("--runs: {}: no row {}", path, quote(id)));
+  }
+  for (auto& [r, where] : rows) {
+    simulate(r, dir, where);
+    study.rows.push_back(std::move(r));
   }
   return study;
 }

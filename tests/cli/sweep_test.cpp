@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +27,7 @@
 #include "cli/sweep.h"
 #include "cli_runner.h"
 #include "config/input_error.h"
+#include "registry/quote.h"
 #include "test_data.h"
 
 namespace acesim::cli {
@@ -129,6 +134,41 @@ TEST_F(Sweep, InvokeReturnsTheCommandLinesJsonAndItsErrors) {
     EXPECT_EQ(e.error().status, 2);
     EXPECT_NE(e.error().message.find("--bogus"), std::string::npos) << e.error().message;
   }
+}
+
+// Issue 42 F13: a message quotes at most the first 80 bytes of a value
+// (quote()), and whatever message quotes more is cut the same way where
+// the CLI and Python take it (current_error()).
+TEST(Invoke, MessagesQuoteAtMostTheFirst80BytesOfAValue) {
+  const std::string x80 = std::string(80, 'x') + "...";
+  EXPECT_EQ(quote("short"), "'short'");
+  EXPECT_EQ(quote(std::string(80, 'x')), "'" + std::string(80, 'x') + "'");
+  EXPECT_EQ(quote(std::string(81, 'x')), "'" + x80 + "'");
+  // Never half a UTF-8 character: 79 bytes and a 2-byte character.
+  EXPECT_EQ(shortened(std::string(79, 'x') + "\xc3\xa9" + "tail"), std::string(79, 'x') + "...");
+  const auto error_of = [](const std::string& message) {
+    try {
+      throw InputError(message);
+    } catch (...) {
+      return current_error().message;
+    }
+  };
+  const std::string huge(8 << 20, 'x');
+  EXPECT_EQ(error_of("unknown model '" + huge + "' (valid: a, b)"), "unknown model '" + x80 + "' (valid: a, b)");
+  EXPECT_EQ(error_of("--bytes: \"" + std::string(2000, 'y') + " z\": no"), "--bytes: \"" + std::string(80, 'y') + "...\": no");
+  EXPECT_EQ(error_of(huge + ": cannot open: File name too long"), x80 + " cannot open: File name too long");
+  // The platform's 'npu' key: apostrophes are no quotes; short values stay.
+  const std::string prose = "the platform's 'npu' is a value, " + std::string(1500, 'a') + " b";
+  EXPECT_EQ(error_of(prose), "the platform's 'npu' is a value, " + std::string(80, 'a') + "... b");
+  // Long messages of short words keep their first 63 KiB and last 1 KiB.
+  std::string words;
+  while (words.size() < 200000) words += "word ";
+  const std::string cut = error_of(words);
+  EXPECT_LT(cut.size(), 66000u);
+  EXPECT_NE(cut.find(" bytes left out) ... "), std::string::npos);
+  // Messages below 1 KiB are as they were.
+  const std::string path = "/tmp/" + std::string(900, 'p') + "/x.yaml: cannot open";
+  EXPECT_EQ(error_of(path), path);
 }
 
 TEST_F(Sweep, ACommandLineLeavesNothingBehindForTheNext) {
@@ -578,8 +618,30 @@ TEST_F(Sweep, LinksPlantedInTheDirectoryAreNotWrittenThrough) {
   EXPECT_EQ(slurp(dir_ / "records.jsonl"), records);
   // The lock file as a link: refused, nothing written there.
   fs::create_symlink(outside, out / "sweep.lock");
-  expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {"--out: cannot open " + (out / "sweep.lock").string()});
+  expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {"--out: " + (out / "sweep.lock").string() + ": cannot open for writing: Too many levels of symbolic links"});
   EXPECT_EQ(slurp(outside), "not the sweep's\n");
+}
+
+// A device or a FIFO planted as sweep.json or results.jsonl was read for
+// ever (a resume, merge or plot hung, or filled memory with /dev/zero).
+TEST_F(Sweep, ADeviceOrAFifoPlantedInTheDirectoryIsRefused) {
+  const fs::path out = dir_ / "out";
+  expect_ok({"sweep", ring_grid(), "--out", out.string()});
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::rename(out / "results.jsonl", dir_ / "records.jsonl");
+  fs::create_symlink(fifo, out / "results.jsonl");
+  const std::string not_regular = (out / "results.jsonl").string() + ": not a regular file (written by acesim sweep)";
+  expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {not_regular});
+  expect_bad_input({"sweep", "merge", out.string(), "--out", (dir_ / "m").string()}, {not_regular});
+  fs::remove(out / "results.jsonl");
+  fs::rename(dir_ / "records.jsonl", out / "results.jsonl");
+  fs::rename(out / "sweep.json", dir_ / "sweep.json");
+  fs::create_symlink("/dev/zero", out / "sweep.json");
+  const std::string meta = (out / "sweep.json").string() + ": not a regular file (written by acesim sweep)";
+  expect_bad_input({"sweep", "merge", out.string(), "--out", (dir_ / "m").string()}, {meta});
+  expect_bad_input({"sweep", "plot", out.string(), "--x", "bytes", "--y", "time_ns"}, {meta});
+  expect_bad_input({"sweep", ring_grid(), "--out", out.string()}, {meta});
 }
 
 // ---------------------------------------------------------------- changed inputs
@@ -648,6 +710,173 @@ TEST_F(Sweep, AWorkloadFileAPlatformNamesIsAnInputToo) {
   expect_bad_input({"sweep", grid, "--out", out.string()}, {"(platform: wp/p.yaml: workload.file w.txt changed)"});
   const test::CliRun r = expect_ok({"sweep", grid, "--out", out.string(), "--rerun-changed"});
   EXPECT_NE(r.out.find("2 points: 2 run"), std::string::npos) << r.out;
+}
+
+// Issue 42 F7: every option that names a file is in one list (input or
+// output), so that a new one cannot be left out of the sweep's resolving
+// and fingerprints. An option whose help speaks of a file, a directory, a
+// prefix, a trace or a YAML/JSON/CSV document must be in one of the lists,
+// or said here to name none.
+TEST(SweepGrid, EveryOptionThatNamesAFileIsAnInputOrAnOutput) {
+  std::set<std::string> inputs;
+  for (const sweep::InputOption& o : sweep::input_options()) inputs.emplace(o.name);
+  std::set<std::string> outputs(sweep::output_options().begin(), sweep::output_options().end());
+  // Options whose help mentions such a word but that name no file.
+  const std::set<std::string> no_file{"format", "kineto-comm", "trace-npus", "iterations", "chakra-flops", "help", "study"};
+  const std::regex file_words("\\b(file|files|FILE|director(y|ies)|PREFIX|prefix|YAML|JSON|CSV|traces?|path)\\b");
+  std::set<std::string> seen;
+  for (const CommandEntry& e : command_table()) {
+    if (!e.reports_json) continue;
+    const RegisteredCommand c = register_command(e.name);
+    for (const CLI::Option* opt : c.command->get_options()) {
+      std::vector<std::string> names = opt->get_lnames();
+      if (!opt->nonpositional()) names.push_back(opt->get_name(true));
+      for (const std::string& n : names) {
+        seen.insert(n);
+        if (inputs.count(n) || outputs.count(n) || no_file.count(n) || n == "json" || n == "progress" || n == "no-progress") continue;
+        EXPECT_FALSE(std::regex_search(opt->get_description(), file_words))
+            << e.name << " --" << n << " (\"" << opt->get_description()
+            << "\") may name a file: add it to sweep::input_options() or output_options(), or to no_file here";
+      }
+    }
+  }
+  // Every name listed is an option of some command.
+  for (const std::string& n : inputs) EXPECT_TRUE(seen.count(n)) << n;
+  for (const std::string& n : outputs) EXPECT_TRUE(seen.count(n)) << n;
+  for (const std::string& n : no_file) EXPECT_TRUE(seen.count(n)) << n;
+  // Values that name no file.
+  EXPECT_EQ(sweep::input_kind("model", "llama3-8b"), sweep::InputKind::kNone);
+  EXPECT_EQ(sweep::input_kind("model", "m.yaml"), sweep::InputKind::kFile);
+  EXPECT_EQ(sweep::input_kind("failures", "meta-llama3"), sweep::InputKind::kNone);
+  EXPECT_EQ(sweep::input_kind("failures", "default"), sweep::InputKind::kNone);
+  EXPECT_EQ(sweep::input_kind("failures", "f.yaml"), sweep::InputKind::kFile);
+  EXPECT_EQ(sweep::input_kind("kernel_times", "k.csv"), sweep::InputKind::kFile);
+  EXPECT_EQ(sweep::input_kind("kineto", "traces"), sweep::InputKind::kFileOrDir);
+  EXPECT_EQ(sweep::input_kind("bytes", "64MiB"), sweep::InputKind::kNone);
+}
+
+// Each input option of input_options() names a file beside the grid, from
+// whatever directory the sweep starts, and its fingerprint follows the file.
+TEST_F(Sweep, EveryInputOptionIsFoundBesideTheGridAndFingerprinted) {
+  fs::create_directories(dir_ / "g" / "k");
+  struct Case {
+    std::string command, option, value, file;  // `file`: what to edit, under g/
+  };
+  const std::vector<Case> cases{
+      {"collective", "platform", "p.yaml", "p.yaml"},
+      {"collective", "network", "n.yml", "n.yml"},
+      {"collective", "system", "s.json", "s.json"},
+      {"run", "workload", "w.txt", "w.txt"},
+      {"run", "chakra", "t", "t.0.et"},
+      {"run", "chakra-groups", "groups.json", "groups.json"},
+      {"run", "kineto", "k", "k/rank0.json"},
+      {"run", "kineto", "one.json", "one.json"},
+      {"run", "model", "m.yaml", "m.yaml"},
+      {"run", "kernel-times", "kt.csv", "kt.csv"},
+      {"run", "failures", "f.yaml", "f.yaml"},
+      {"cluster", "file", "c.yaml", "c.yaml"},
+  };
+  std::set<std::string> covered;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.option + ": " + c.value);
+    covered.insert(c.option);
+    const std::string path = (dir_ / "g" / c.value).string();
+    write("g/" + c.file, c.option == "platform" ? slurp(kRing8) : "1\n");
+    const std::string grid = write("g/g.yaml", "command: " + c.command + "\noptions: {" + c.option + ": " + c.value + "}\n");
+    const sweep::Plan plan(sweep::load_grid(grid));
+    const Invocation inv = plan.invocation(0);
+    if (c.option == "platform") {  // read once for every point, passed as its text
+      ASSERT_TRUE(inv.platform.has_value());
+      EXPECT_EQ(inv.platform->source, path);
+    } else {
+      EXPECT_NE(std::find(inv.args.begin(), inv.args.end(), path), inv.args.end()) << ::testing::PrintToString(inv.args);
+    }
+    const std::map<std::string, std::string> before = plan.inputs();
+    const std::string name = c.option + ": " + c.value;
+    ASSERT_TRUE(before.count(name)) << ::testing::PrintToString(before);
+    EXPECT_NE(before.at(name), "missing");
+    std::ofstream(dir_ / "g" / c.file, std::ios::app) << "# edited\n";
+    EXPECT_NE(sweep::Plan(sweep::load_grid(grid)).inputs().at(name), before.at(name));
+  }
+  for (const sweep::InputOption& o : sweep::input_options()) EXPECT_TRUE(covered.count(std::string(o.name))) << o.name;
+  // A built-in's name is no file.
+  const std::string builtins = write("g/b.yaml", "command: run\noptions: {model: llama3-8b, failures: meta-llama3}\n");
+  const sweep::Plan plan(sweep::load_grid(builtins));
+  EXPECT_EQ(plan.inputs().count("failures: meta-llama3"), 0u);
+  EXPECT_EQ(plan.inputs().count("model: llama3-8b"), 0u);
+  const std::vector<std::string> args = plan.invocation(0).args;
+  EXPECT_NE(std::find(args.begin(), args.end(), "meta-llama3"), args.end());
+}
+
+// Issue 42 F7's input: a grid of `run` with --failures and --kernel-times
+// files beside it, and one of cluster files naming a platform and a model
+// beside them, run from another directory; each file edited is noticed on
+// resume, and --rerun-changed runs its points again.
+TEST_F(Sweep, AChangedFailuresKernelTimesOrClusterFileIsNoticedOnResume) {
+  fs::create_directories(dir_ / "g");
+  fs::create_directories(dir_ / "elsewhere");
+  fs::copy_file(test::data_dir() + "/failures/busy.yaml", dir_ / "g" / "busy.yaml");
+  // llama3-8b's QKV GEMM at tp 8: 8192 tokens x 768 (6144 / 8) x 4096.
+  write("g/k.csv", "kind,gpu,dtype,shape,time_us\ngemm,h100-sxm,bf16,8192x768x4096,5000\n");
+  write("g/g.yaml", "command: run\n"
+                    "options: {platform: hgx-h100, nodes: 4, model: llama3-8b, tp: 8, days: 10, trials: 20, failures: busy.yaml,"
+                    " kernel-times: k.csv}\n"
+                    "grid:\n  seed: [1, 2]\n");
+  const fs::path out = dir_ / "out";
+  const test::CliRun first = run_in(dir_ / "elsewhere", {"sweep", "../g/g.yaml", "--out", out.string()});
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.out.find("2 points: 2 run"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("0 errors"), std::string::npos) << first.out;
+  const nlohmann::json meta = nlohmann::json::parse(slurp(out / "sweep.json"));
+  EXPECT_TRUE(meta["inputs"].contains("failures: busy.yaml")) << meta["inputs"].dump();
+  EXPECT_TRUE(meta["inputs"].contains("kernel-times: k.csv")) << meta["inputs"].dump();
+  const auto rows = read_csv(out / "results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("goodput.failure_model"), "busy");
+  EXPECT_EQ(rows[0].at("kernels.measured"), "64");
+
+  std::ofstream(dir_ / "g" / "busy.yaml", std::ios::app) << "planned_per_day: 1\n";
+  expect_bad_input({"sweep", (dir_ / "g" / "g.yaml").string(), "--out", out.string()},
+                   {"was run with other input files (failures: busy.yaml changed)"});
+  std::ofstream(dir_ / "g" / "k.csv", std::ios::app) << "gemm,h100-sxm,bf16,8192x4096x4096,100\n";
+  expect_bad_input({"sweep", (dir_ / "g" / "g.yaml").string(), "--out", out.string()},
+                   {"(failures: busy.yaml changed; kernel-times: k.csv changed)"});
+  const test::CliRun rerun = run_in(dir_ / "elsewhere", {"sweep", "../g/g.yaml", "--out", out.string(), "--rerun-changed"});
+  ASSERT_EQ(rerun.status, 0) << rerun.err;
+  EXPECT_NE(rerun.out.find("2 points: 2 run"), std::string::npos) << rerun.out;
+  // The same as a fresh sweep (from the same directory: reports name the
+  // files as found, ../g/k.csv).
+  const test::CliRun fresh = run_in(dir_ / "elsewhere", {"sweep", "../g/g.yaml", "--out", (dir_ / "fresh").string()});
+  ASSERT_EQ(fresh.status, 0) << fresh.err;
+  EXPECT_EQ(slurp(out / "results.csv"), slurp(dir_ / "fresh" / "results.csv"));
+
+  // Cluster files: found beside the grid; the files they name, beside them.
+  fs::create_directories(dir_ / "g" / "clusters");
+  write("g/clusters/p.yaml", slurp(test::source_dir() + "/presets/hgx-h100.yaml"));
+  write("g/clusters/m.yaml", slurp(test::source_dir() + "/tests/fuzz/corpus/model_file/gpt-1.7b.yaml"));
+  write("g/clusters/c.yaml", "platform: p.yaml\nnodes: 2\njobs:\n"
+                             "  - {name: a, nodes: 1, llm: {model: m.yaml, tp: 8, iterations: 1}}\n"
+                             "  - {name: b, nodes: 1, iterations: 2, collective: {op: all-reduce, bytes: 64MiB, compute_ms: 1}}\n");
+  write("g/cg.yaml", "command: cluster\ngrid:\n  file: [clusters/c.yaml]\n  no-alone: [true, false]\n");
+  const fs::path cout = dir_ / "cout";
+  const test::CliRun c1 = run_in(dir_ / "elsewhere", {"sweep", "../g/cg.yaml", "--out", cout.string()});
+  ASSERT_EQ(c1.status, 0) << c1.err;
+  EXPECT_NE(c1.out.find("2 points: 2 run in"), std::string::npos) << c1.out;
+  EXPECT_NE(c1.out.find("0 errors"), std::string::npos) << c1.out;
+  const nlohmann::json cmeta = nlohmann::json::parse(slurp(cout / "sweep.json"));
+  EXPECT_EQ(cmeta["inputs"].size(), 3u) << cmeta["inputs"].dump();
+  for (const char* name : {"file: clusters/c.yaml", "file: clusters/c.yaml: p.yaml", "file: clusters/c.yaml: m.yaml"}) {
+    EXPECT_TRUE(cmeta["inputs"].contains(name)) << name << " " << cmeta["inputs"].dump();
+    EXPECT_NE(cmeta["inputs"].value(name, "missing"), "missing") << name;
+  }
+  const test::CliRun c2 = run_in(dir_, {"sweep", "g/cg.yaml", "--out", cout.string()});
+  EXPECT_NE(c2.out.find("2 points: 0 run"), std::string::npos) << c2.out << c2.err;
+  std::ofstream(dir_ / "g" / "clusters" / "m.yaml", std::ios::app) << "# edited\n";
+  expect_bad_input({"sweep", (dir_ / "g" / "cg.yaml").string(), "--out", cout.string()},
+                   {"(file: clusters/c.yaml: m.yaml changed)"});
+  const test::CliRun c3 = run_in(dir_, {"sweep", "g/cg.yaml", "--out", cout.string(), "--rerun-changed"});
+  ASSERT_EQ(c3.status, 0) << c3.err;
+  EXPECT_NE(c3.out.find("2 points: 2 run"), std::string::npos) << c3.out;
 }
 
 TEST_F(Sweep, FailedPointsRunAgainWhenAskedAndAllFailedIsAnError) {

@@ -327,6 +327,75 @@ class ErrorTest(WithTempDir):
             acesim.collective(**{"npu.hbm_GBps": float("nan")})
 
 
+class WriteFailureTest(WithTempDir):
+    """Issue 42 F15: each way a call can fail raises the exception
+    docs/python.md promises: ValueError for bad input and stuck runs,
+    OSError for a file that cannot be written (status 2: the path cannot be
+    used; 1: writing failed), RuntimeError for internal errors; each with
+    the command line's message and exit status."""
+
+    def assertSameOSError(self, call, *args, status):
+        message, cli_status = cli_error(*args)
+        self.assertEqual(cli_status, status, message)
+        with self.assertRaises(OSError) as caught:
+            call()
+        self.assertEqual(str(caught.exception), message)
+        self.assertEqual(caught.exception.status, status)
+        self.assertIsNone(caught.exception.errno)
+        return message
+
+    def test_trace_and_csv_paths_that_cannot_be_written_raise_oserror(self):
+        ring = self.write("ring.yaml", RING_YAML)
+        base = ["run", "--platform", ring, "--iterations", "1"]
+        run = lambda **kw: acesim.run(platform=ring, iterations=1, **kw)
+        if os.path.exists("/dev/full"):
+            # A full disk: the file opens, writing fails (raised RuntimeError).
+            m = self.assertSameOSError(lambda: run(trace="/dev/full"), *base, "--trace", "/dev/full", status=1)
+            self.assertEqual(m, "--trace: /dev/full: cannot write: No space left on device")
+            # /dev/full is no directory to write CSV files in (raised ValueError).
+            self.assertSameOSError(lambda: run(csv="/dev/full"), *base, "--csv", "/dev/full", status=2)
+        # A directory where the trace file would be.
+        m = self.assertSameOSError(lambda: run(trace=self.dir), *base, "--trace", self.dir, status=2)
+        self.assertEqual(m, f"--trace: {self.dir}: cannot open for writing: Is a directory")
+        # A file where the CSV directory would be made.
+        blocker = self.write("blocker", "")
+        csv_dir = os.path.join(blocker, "csv")
+        self.assertSameOSError(lambda: run(csv=csv_dir), *base, "--csv", csv_dir, status=2)
+        # The cluster command's trace.
+        cluster = os.path.join(SOURCE_DIR, "tests", "data", "clusters", "shared-uplink.yaml")
+        self.assertSameOSError(lambda: acesim.cluster(cluster, trace=self.dir), "cluster", cluster, "--trace", self.dir,
+                               status=2)
+        # Bad input stays ValueError.
+        with self.assertRaises(ValueError) as caught:
+            run(trace="")
+        self.assertEqual(caught.exception.status, 2)
+
+    def test_a_sweep_directory_that_cannot_be_locked_raises_oserror(self):
+        # sweep.lock as a directory: the lock file cannot be opened (raised
+        # ValueError, as for a sweep holding the directory).
+        os.makedirs(self.path(os.path.join("out", "sweep.lock")))
+        self.write("ring.yaml", RING_YAML)
+        grid = {"command": "collective", "options": {"platform": self.path("ring.yaml")}, "grid": {"bytes": ["1MiB"]}}
+        with self.assertRaises(OSError) as caught:
+            acesim.sweep(grid, out=self.path("out"))
+        self.assertEqual(caught.exception.status, 2)
+        self.assertEqual(str(caught.exception),
+                         f"--out: {self.path('out')}/sweep.lock: cannot open for writing: Is a directory")
+
+    def test_each_kind_of_failure_maps_to_its_exception(self):
+        # The one mapping every call goes through (an internal error cannot
+        # be caused from outside on purpose).
+        for status, internal, output, kind in [(2, False, False, ValueError), (3, False, False, ValueError),
+                                               (2, False, True, OSError), (1, False, True, OSError),
+                                               (1, True, False, RuntimeError)]:
+            with self.subTest(status=status, internal=internal, output=output):
+                with self.assertRaises(kind) as caught:
+                    acesim._acesim._raise_cli_error(status, "m", internal, output)
+                self.assertIs(type(caught.exception), kind)
+                self.assertEqual(str(caught.exception), "m")
+                self.assertEqual(caught.exception.status, status)
+
+
 def nested(levels, leaf=1):
     """`levels` dicts, each the only value of the one above: nested(2) is {"a": {"a": 1}}."""
     value = leaf
@@ -468,6 +537,62 @@ class HostileInputTest(unittest.TestCase):
                               "{}", "{}")
         self.assertRaisesWith(ValueError, "s: options: not JSON ([json.exception.out_of_range.406] number overflow parsing "
                               "'1e999')", acesim._acesim.run_once, "collective", '{"bytes": 1e999}', "s")
+
+    def test_a_50_mb_value_is_quoted_by_its_first_80_characters(self):
+        # Issue 42 F13: each echoed the whole value into its message.
+        huge = "x" * (50 << 20)
+        head = "x" * 80 + "..."
+        e = self.assertRaisesWith(ValueError, "", acesim.run, model=huge)
+        self.assertTrue(str(e).startswith(f"unknown model '{head}' (valid: "), str(e)[:200])
+        self.assertLess(len(str(e)), 1000)
+        e = self.assertRaisesWith(ValueError, "", acesim.collective, **{huge: 1})
+        self.assertTrue(str(e).startswith(f"acesim.collective: options.{head}: 'collective' has no option '{head}' (valid: "),
+                        str(e)[:300])
+        self.assertLess(len(str(e)), 2000)
+        # The native half's own key paths.
+        e = self.assertRaisesWith(ValueError, f"s: options.{head}: 1180591620717411303424 is too large",
+                                  acesim._acesim.run_once, "collective", json.dumps({huge: 2**70}), "s")
+        self.assertLess(len(str(e)), 1000)
+        # A platform key that long is no key (the YAML reader took a minute).
+        e = self.assertRaisesWith(ValueError, "", acesim.collective, **{"npu." + huge: 1})
+        self.assertEqual(str(e), f"acesim.collective: options.npu.{'x' * 76}...: not a platform key ({len(huge) + 4} bytes long)")
+
+    def test_a_long_value_anywhere_is_cut_in_the_message(self):
+        # The same for values of every kind, 2 MB each (the YAML reader takes
+        # seconds over 50 MB); a path is cut where it passes 1 KiB.
+        huge = "x" * (2 << 20)
+        cut = "x" * 70 + "..."  # what is left of the value, wherever it begins
+        for call, kwargs, echoed in [
+                (acesim.collective, {"platform": huge}, True), (acesim.collective, {"platform": "/tmp/" + huge}, True),
+                (acesim.collective, {"bytes": huge}, True), (acesim.collective, {"platform": {huge: 1}}, False),
+                (acesim.run, {"platform": "hgx-h100", "model": "llama3-8b", "kernel_times": huge}, True),
+                (acesim.cluster, {"file": huge}, True), (acesim.sweep, {"grid": huge}, True),
+                (acesim.sweep, {"grid": {"command": "collective", "grid": {huge: [1]}}}, False),
+                (acesim.sweep, {"grid": {"command": huge}}, True),
+                (acesim.sweep, {"grid": {"command": "collective"}, "shard": huge}, True)]:
+            with self.subTest(call=call.__name__, kwargs=[k[:20] for k in kwargs]):
+                e = self.assertRaisesWith((ValueError, OSError), "", call, **kwargs)
+                self.assertLess(len(str(e)), 1000, str(e)[:300])
+                if echoed:  # (a key of 1 KiB or more is malformed YAML, before any message could name it)
+                    self.assertIn(cut, str(e))
+        # A point's error record too.
+        [record] = acesim.sweep({"command": "collective", "grid": {"bytes": [huge]}})
+        self.assertTrue(record["error"].startswith(f"--bytes: '{'x' * 80}...'"), record["error"][:200])
+        self.assertLess(len(record["error"]), 1000)
+        # A key in a key path, in TypeError's message too.
+        e = self.assertRaisesWith(TypeError, f"acesim.collective: options.platform.{'x' * 80}...: a key must be a string",
+                                  acesim.collective, platform={huge: {1: 2}})
+        self.assertLess(len(str(e)), 1000)
+
+    def test_the_command_line_quotes_a_long_value_the_same_way(self):
+        # An argument is at most 128 KiB on Linux.
+        long = "y" * 100000
+        message, status = cli_error("run", "--model", long)
+        self.assertEqual(status, 2)
+        with self.assertRaises(ValueError) as caught:
+            acesim.run(model=long)
+        self.assertEqual(str(caught.exception), message)
+        self.assertTrue(message.startswith("unknown model '" + "y" * 80 + "...' (valid: "), message[:200])
 
     def test_valid_values_of_every_kind_still_pass(self):
         expected = acesim.collective(dims="0,2", bytes="1MiB")

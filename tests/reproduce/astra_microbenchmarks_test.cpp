@@ -81,7 +81,8 @@ TEST(AstraMicrobenchmarks, MissingDataIsAnInputError) {
 class AstraMicrobenchmarksCli : public test::CliTest {};
 
 TEST_F(AstraMicrobenchmarksCli, WritesItsTablesAndRefusesMissingData) {
-  expect_bad_input({"reproduce", "astra-sim-2.0", "--data", "/nonexistent"}, {"microbenchmarks.csv: cannot open"});
+  expect_bad_input({"reproduce", "astra-sim-2.0", "--data", "/nonexistent"}, {"--data: '/nonexistent' is not a directory"});
+  expect_bad_input({"reproduce", "astra-sim-2.0", "--data", dir_.string()}, {"microbenchmarks.csv: cannot open"});  // a directory without the data
   const test::CliRun r = expect_ok({"reproduce", "astra-sim-2.0", "--data", test::data_dir(), "--out", (dir_ / "out").string()});
   EXPECT_NE(r.out.find(astra_microbenchmark_tables(study())), std::string::npos);
   const std::string csv = test::slurp((dir_ / "out").string() + "/results.csv");

@@ -1,11 +1,17 @@
 // acesim reproduce ace-isca21: the grid's structure and a small run end to end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "cli_runner.h"
 #include "config/input_error.h"
 #include "reproduce/ace_isca21.h"
+#include "test_data.h"
 
 namespace acesim {
 namespace {
@@ -92,7 +98,90 @@ TEST_F(ReproduceCli, BadInput) {
   expect_bad_input({"reproduce", "ace-isca21", "--sizes", "16,20"}, {"--sizes", "'20'"});
   expect_bad_input({"reproduce", "ace-isca21", "--workloads", "resnet50,bert"}, {"--workloads", "'bert'"});
   expect_bad_input({"reproduce", "ace-isca21", "--jobs", "0"}, {"--jobs", "1..1024"});
-  expect_bad_input({"reproduce", "megatron", "--data", "/nonexistent"}, {"/nonexistent/megatron/table1.csv", "cannot open"});
+  expect_bad_input({"reproduce", "megatron", "--data", "/nonexistent"},
+                   {"--data: '/nonexistent' is not a directory (the repository's tests/data)"});
+}
+
+// Issue 42 F14: every study's options. An option a study does not take
+// (it would be ignored) is refused naming the studies that take it; a value
+// out of range or malformed is refused before anything runs.
+TEST_F(ReproduceCli, EveryStudyRefusesTheOptionsItDoesNotTake) {
+  // What each study takes besides --out and --no-progress, in the order
+  // messages name them.
+  const std::vector<std::pair<std::string, std::set<std::string>>> takes{
+      {"ace-isca21", {"jobs", "sizes", "workloads", "no-sensitivity", "no-plots", "progress"}},
+      {"astra-sim-2.0", {"data"}},
+      {"nccl-tests", {"data"}},
+      {"megatron", {"data"}},
+      {"megatron-h100", {"data"}},
+      {"llm-runs", {"data", "runs"}},
+      {"llm-offload", {"jobs", "workloads", "max-gpus", "no-plots", "progress"}},
+      {"offload", {"no-plots"}},
+      {"simai", {"data"}},
+      {"kineto", {"data"}},
+      {"placement", {}},
+  };
+  const std::vector<std::string> flags{"no-sensitivity", "no-plots", "progress"};
+  for (const std::string option : {"data", "runs", "jobs", "sizes", "workloads", "max-gpus", "no-sensitivity", "no-plots", "progress"}) {
+    std::string by;
+    for (const auto& [study, options] : takes) {
+      if (options.count(option)) by += (by.empty() ? "" : ", ") + study;
+    }
+    for (const auto& [study, options] : takes) {
+      if (options.count(option)) continue;
+      std::vector<std::string> args{"reproduce", study, "--" + option};
+      if (std::find(flags.begin(), flags.end(), option) == flags.end()) args.push_back(option == "max-gpus" ? "-1" : "0");
+      expect_bad_input(args, {"acesim: error: --" + option + " applies to " + by + ", not to " + study});
+    }
+  }
+  // The order of the studies in those messages is the table's.
+  expect_bad_input({"reproduce", "offload", "--jobs", "0"}, {"acesim: error: --jobs applies to ace-isca21, llm-offload, not to offload"});
+  expect_bad_input({"reproduce", "ace-isca21", "--max-gpus", "-1"},
+                   {"acesim: error: --max-gpus applies to llm-offload, not to ace-isca21"});
+  expect_bad_input({"reproduce", "offload", "--data", "/nonexistent"},
+                   {"acesim: error: --data applies to astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto, "
+                    "not to offload"});
+}
+
+TEST_F(ReproduceCli, OutOfRangeAndMalformedValuesAreRefusedBeforeAnythingRuns) {
+  const auto bad = [&](std::vector<std::string> args, const std::string& message) {
+    args.insert(args.begin(), "reproduce");
+    args.push_back("--out");
+    args.push_back((dir_ / "never").string());
+    expect_bad_input(args, {"acesim: error: " + message});
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "never"));
+  };
+  bad({"llm-offload", "--max-gpus", "0"}, "--max-gpus: must be at least 1, got 0");
+  bad({"llm-offload", "--max-gpus", "-1"}, "--max-gpus: must be at least 1, got -1");
+  bad({"llm-offload", "--max-gpus", "32"}, "--max-gpus: 32 leaves out every size (the smallest is 64 GPUs)");
+  bad({"llm-offload", "--workloads", "llama3-8b-tp8", "--max-gpus", "63"},
+      "--max-gpus: 63 leaves out every size of llama3-8b-tp8 (from 64 GPUs)");
+  bad({"llm-offload", "--workloads", "llama3-8b-tp"}, "--workloads: unknown workload 'llama3-8b-tp' (did you mean 'llama3-8b-tp8'?)");
+  bad({"llm-offload", "--workloads", "llama3-8b-tp8,llama3-8b-tp8"}, "--workloads: 'llama3-8b-tp8' is given twice");
+  bad({"llm-offload", "--jobs", "0"}, "--jobs: must be in 1..1024, got 0");
+  bad({"llm-offload", "--jobs", "1025"}, "--jobs: must be in 1..1024, got 1025");
+  bad({"ace-isca21", "--jobs", "-3"}, "--jobs: must be in 1..1024, got -3");
+  bad({"ace-isca21", "--sizes", "16,16"}, "--sizes: '16' is given twice");
+  bad({"ace-isca21", "--sizes", "16,"}, "--sizes: '16,' is not a comma-separated list");
+  bad({"ace-isca21", "--sizes", ",16"}, "--sizes: empty item in ',16'");
+  bad({"ace-isca21", "--sizes", "1e2"}, "--sizes: '1e2' is not one of 16, 32, 64, 128");
+  bad({"ace-isca21", "--sizes", ""}, "--sizes: '' is not a comma-separated list");
+  bad({"ace-isca21", "--workloads", "dlrm,resnet50,dlrm"}, "--workloads: 'dlrm' is given twice");
+  bad({"ace-isca21", "--workloads", "resnet"}, "--workloads: unknown workload 'resnet' (did you mean 'resnet50'?)");
+  bad({"megatron", "--data", (dir_ / "none").string()}, "--data: '" + (dir_ / "none").string() + "' is not a directory (the repository's tests/data)");
+  bad({"llm-runs", "--data", test::data_dir(), "--runs", "a,,b"}, "--runs: empty item in 'a,,b'");
+  bad({"llm-runs", "--data", test::data_dir(), "--runs", "nosuch"}, "--runs: " + test::data_dir() + "/llm-runs/runs.csv: no row 'nosuch'");
+  // A hostile value is quoted by its first 80 bytes (issue 42 F13).
+  bad({"ace-isca21", "--workloads", std::string(100000, 'x')}, "--workloads: unknown workload '" + std::string(80, 'x') + "...' (valid: ");
+  bad({"reproduce-nothing"}, "unknown study 'reproduce-nothing'");
+}
+
+TEST_F(ReproduceCli, AGridWithoutTheSensitivityStudiesSaysSo) {
+  const auto r = expect_ok({"reproduce", "ace-isca21", "--out", (dir_ / "out").string(), "--sizes", "16", "--workloads", "dlrm",
+                            "--jobs", "2", "--no-plots", "--no-progress"});
+  EXPECT_EQ(r.out, "wrote " + (dir_ / "out").string() + "/results.csv and " + (dir_ / "out").string() +
+                       "/report.md (no sensitivity studies: they vary resnet50 at 64 NPUs)\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out" / "sensitivity.csv"));
 }
 
 }  // namespace
