@@ -415,7 +415,7 @@ class Parser {
     Node n;
     n.id = w.id();
     if (const std::string why = name_problem(w.name()); !why.empty()) {
-      fail("node " + std::to_string(n.id) + ": its name '" + quoted_value(w.name()) + "' " + why);
+      fail("node " + std::to_string(n.id) + ": its name " + quote(w.name()) + " " + why);
     }
     n.name = w.name();
     const int type = static_cast<int>(w.type());

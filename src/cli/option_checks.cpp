@@ -39,23 +39,23 @@ CLI::Validator whole_number(bool is_unsigned) {
           v.remove_prefix(1);
         }
         if (v.empty() || v.find_first_not_of("0123456789") != std::string_view::npos) {
-          return "'" + quoted_value(s) + "' is not a whole number";
+          return quote(s) + " is not a whole number";
         }
         while (v.size() > 1 && v.front() == '0') v.remove_prefix(1);  // decimal, whatever its leading zeros
         const bool zero = v == "0";
-        if (is_unsigned && negative && !zero) return "'" + quoted_value(s) + "' is negative; this option takes a count";
+        if (is_unsigned && negative && !zero) return quote(s) + " is negative; this option takes a count";
         const std::string text = (negative && !zero ? "-" : "") + std::string(v);
         if (is_unsigned) {
           std::uint64_t x = 0;
           const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
           if (ec != std::errc() || end != text.data() + text.size()) {
-            return fmt::format("'{}' is out of range (at most {})", quoted_value(s), std::numeric_limits<std::uint64_t>::max());
+            return fmt::format("'{}' is out of range (at most {})", shortened(s), std::numeric_limits<std::uint64_t>::max());
           }
         } else {
           std::int64_t x = 0;
           const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
           if (ec != std::errc() || end != text.data() + text.size()) {
-            return fmt::format("'{}' is out of range ({}..{})", quoted_value(s), std::numeric_limits<std::int64_t>::min(),
+            return fmt::format("'{}' is out of range ({}..{})", shortened(s), std::numeric_limits<std::int64_t>::min(),
                                std::numeric_limits<std::int64_t>::max());
           }
         }
@@ -75,7 +75,7 @@ const CLI::Validator& finite_number() {
         if (end == s.c_str() || *end != '\0') return {};  // not a number: CLI11's own message says so
         if (!std::isfinite(x) || errno == ERANGE) {
           if (std::isfinite(x) && x != 0.0) return {};  // a denormal: finite, the option's own range judges it
-          return "'" + quoted_value(s) + "' is not a finite number";
+          return quote(s) + " is not a finite number";
         }
         return {};
       },

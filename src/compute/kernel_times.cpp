@@ -103,21 +103,21 @@ void KernelTimes::add_row(const std::string& path, int line, const std::array<st
     if (const std::string why = name_problem(f[c]); !why.empty()) fail(c, why);
   }
   const std::optional<KernelKind> kind = parse_kernel_kind(f[0]);
-  if (!kind) fail(0, fmt::format("unknown kernel kind '{}' (one of {})", quoted_value(f[0]), names(kernel_kind_names())));
+  if (!kind) fail(0, fmt::format("unknown kernel kind '{}' (one of {})", shortened(f[0]), names(kernel_kind_names())));
   const std::string gpu = lower(f[1]);
   if (std::find(known_gpus.begin(), known_gpus.end(), gpu) == known_gpus.end()) {
-    fail(1, fmt::format("unknown GPU '{}' (one of {})", quoted_value(f[1]), names(known_gpus)));
+    fail(1, fmt::format("unknown GPU '{}' (one of {})", shortened(f[1]), names(known_gpus)));
   }
   const std::optional<Dtype> dtype = parse_dtype(f[2]);
-  if (!dtype) fail(2, fmt::format("unknown dtype '{}' (one of {})", quoted_value(f[2]), names(dtype_names())));
+  if (!dtype) fail(2, fmt::format("unknown dtype '{}' (one of {})", shortened(f[2]), names(dtype_names())));
   std::string why;
   const std::optional<KernelDesc> shape = parse_shape(*kind, f[3], why);
-  if (!shape) fail(3, fmt::format("'{}': {}", quoted_value(f[3]), why));
+  if (!shape) fail(3, fmt::format("'{}': {}", shortened(f[3]), why));
   double us = 0.0;
   const auto [end, ec] = std::from_chars(f[4].data(), f[4].data() + f[4].size(), us);
   if (ec != std::errc() || end != f[4].data() + f[4].size() || !std::isfinite(us) || !(us > 0.0) || us > kMaxTimeUs) {
     fail(4, fmt::format("a time must be a number of microseconds above 0 and at most {:g} (1000 s), got '{}'", kMaxTimeUs,
-                        quoted_value(f[4])));
+                        shortened(f[4])));
   }
   const Key key{*kind, gpu, *dtype, shape->shape_text()};
   const auto [it, added] = rows_.emplace(key, std::pair<double, int>{us * 1e-6, line});

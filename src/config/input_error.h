@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "registry/quote.h"
 #include "registry/registry.h"
 
 namespace acesim {
@@ -39,12 +40,6 @@ std::string name_problem(std::string_view name);
 std::string text_problem(std::string_view text);
 // Throws InputError "<where>: <problem>" when name_problem(name) finds one.
 void check_name(std::string_view name, std::string_view where);
-
-// A value from the input as an error message quotes it: at most 80 bytes
-// (cut at a character's boundary, "..." after), so that a hostile 50 MB
-// argument is not echoed whole, and control characters and bytes that are
-// not UTF-8 as \xNN, so that a NUL does not cut the message short.
-std::string quoted_value(std::string_view value);
 
 // suggestion() and closest_match() for unknown names: registry/registry.h.
 

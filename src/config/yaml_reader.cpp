@@ -23,7 +23,7 @@ void check_text(const YAML::Node& node, const std::string& file, int depth) {
   if (depth > 256) throw_input_error(file, line_of(node), "", "nested more than 256 levels deep");
   if (node.IsScalar()) {
     if (const std::string why = text_problem(node.Scalar()); !why.empty()) {
-      throw_input_error(file, node.Mark().line >= 0 ? node.Mark().line + 1 : 0, "", "the value '" + quoted_value(node.Scalar()) + "' " + why);
+      throw_input_error(file, node.Mark().line >= 0 ? node.Mark().line + 1 : 0, "", "the value " + quote(node.Scalar()) + " " + why);
     }
     return;
   }
@@ -34,7 +34,7 @@ void check_text(const YAML::Node& node, const std::string& file, int depth) {
       if (it->first.IsScalar()) {
         if (const std::string why = text_problem(it->first.Scalar()); !why.empty()) {
           throw_input_error(file, it->first.Mark().line >= 0 ? it->first.Mark().line + 1 : 0, "",
-                            "the key '" + quoted_value(it->first.Scalar()) + "' " + why);
+                            "the key " + quote(it->first.Scalar()) + " " + why);
         }
       } else {
         throw_input_error(file, it->first.Mark().line >= 0 ? it->first.Mark().line + 1 : 0, "", "a key must be a single value");

@@ -18,7 +18,8 @@ inline constexpr std::size_t kMaxQuoted = 80;
 
 // `value` as messages quote it: 'value', or, when longer than kMaxQuoted
 // bytes, its first kMaxQuoted bytes (cut before a UTF-8 character that does
-// not fit) and "...": 'aaaa...'.
+// not fit) and "...": 'aaaa...'. Control characters and bytes that are not
+// UTF-8 are shown as \xNN, so that a NUL does not cut the message short.
 std::string quote(std::string_view value);
 // `value` shortened the same way, unquoted (a key in a key path).
 std::string shortened(std::string_view value);

@@ -5,6 +5,9 @@
 #include <cctype>
 #include <vector>
 
+#include <fmt/format.h>
+#include <utf8cpp/utf8.h>
+
 namespace acesim {
 
 std::string normalize_name(std::string_view s) {
@@ -26,10 +29,32 @@ std::string join_names(const std::vector<std::string>& names, std::string_view s
 }
 
 std::string shortened(std::string_view value) {
-  if (value.size() <= kMaxQuoted) return std::string(value);
-  std::size_t cut = kMaxQuoted;
-  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;  // inside a UTF-8 character
-  return std::string(value.substr(0, cut)) + "...";
+  std::string_view shown = value;
+  if (value.size() > kMaxQuoted) {
+    std::size_t cut = kMaxQuoted;
+    while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;  // inside a UTF-8 character
+    shown = value.substr(0, cut);
+  }
+  // Bytes a terminal or a C string would not show as they are (control
+  // characters, a NUL, bytes that are not UTF-8) as \xNN: a message is one
+  // line, and a NUL would cut it short.
+  std::string out;
+  out.reserve(shown.size());
+  auto it = shown.begin();
+  while (it != shown.end()) {
+    const auto bad = utf8::find_invalid(it, shown.end());
+    for (; it != bad; ++it) {
+      const auto c = static_cast<unsigned char>(*it);
+      if (c < 0x20 || c == 0x7F) {
+        out += fmt::format("\\x{:02X}", c);
+      } else {
+        out += *it;
+      }
+    }
+    if (it != shown.end()) out += fmt::format("\\x{:02X}", static_cast<unsigned char>(*it++));
+  }
+  if (shown.size() < value.size()) out += "...";
+  return out;
 }
 
 std::string quote(std::string_view value) { return "'" + shortened(value) + "'"; }

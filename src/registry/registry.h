@@ -11,6 +11,8 @@
 // "all-reduce", "ALL_REDUCE" and "allreduce" are one name.
 #pragma once
 
+#include "registry/quote.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <deque>
@@ -99,7 +101,7 @@ class Registry {
   }
   // "unknown <family> 'x' (did you mean 'y'?)", for callers that add a location.
   std::string unknown(std::string_view name) const {
-    return "unknown " + family_ + " '" + std::string(name) + "'" + suggestion(name, names());
+    return "unknown " + family_ + " " + quote(name) + suggestion(name, names());
   }
 
   // Canonical names in registration order.

@@ -196,7 +196,7 @@ class Reader {
     const std::vector<int>& model_dims = h.model_dims;
     const std::vector<int>& data_dims = h.data_dims;
     Layer l;
-    if (const std::string why = name_problem(t[0].text); !why.empty()) fail(line, t[0].column, "layer name '" + quoted_value(t[0].text) + "' " + why);
+    if (const std::string why = name_problem(t[0].text); !why.empty()) fail(line, t[0].column, "layer name " + quote(t[0].text) + " " + why);
     l.name = t[0].text;
     const long long fwd = integer(t[2], line, "forward compute time", 0);
     const long long ig = integer(t[5], line, "input-gradient compute time", 0);

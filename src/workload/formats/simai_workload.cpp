@@ -155,7 +155,7 @@ class Reader {
 
   SimaiRow read_row(const std::vector<TextToken>& t, int line) const {
     SimaiRow r;
-    if (const std::string why = name_problem(t[0].text); !why.empty()) fail(line, t[0].column, "layer name '" + quoted_value(t[0].text) + "' " + why);
+    if (const std::string why = name_problem(t[0].text); !why.empty()) fail(line, t[0].column, "layer name " + quote(t[0].text) + " " + why);
     r.name = t[0].text;
     r.line = line;
     integer(t[1], line, "dependency", -1, kMaxRows);
