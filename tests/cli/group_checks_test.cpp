@@ -107,9 +107,10 @@ TEST_F(GroupChecks, ACollectiveIsCheckedOnItsOwnGroup) {
   expect_ok({"collective", "--platform", "hgx-h100", "--nodes", "2", "--algo", "nvls", "--dims", "0", "--bytes", "1MiB"});
 }
 
-// Layer tables and Chakra traces: the first node that issues a collective
-// the platform cannot run on its group is named, before anything runs.
-TEST_F(GroupChecks, LayerTablesAndChakraTracesAreCheckedBeforeTheyRun) {
+// Layer tables, Chakra traces and SimAI files: the first node that issues
+// a collective the platform cannot run on its group is named, before
+// anything runs.
+TEST_F(GroupChecks, LayerTablesChakraTracesAndSimaiFilesAreCheckedBeforeTheyRun) {
   const std::string six = write("six.yaml",
                                 "topology:\n  - {kind: ring, npus: 6, bandwidth_GBps: 50, latency_ns: 500}\n"
                                 "collectives:\n  all-reduce:\n    algorithm: halving-doubling\n");
@@ -129,6 +130,13 @@ TEST_F(GroupChecks, LayerTablesAndChakraTracesAreCheckedBeforeTheyRun) {
   const test::CliRun one = expect_ok({"run", "--platform", nvls, "--nodes", "1", "--chakra",
                                       test::data_dir() + "/chakra-et/all_reduce_8npus_1MB/all_reduce", "--json"});
   EXPECT_DOUBLE_EQ(parse_json(one.out)["iteration_time_ns"].get<double>(), 28864.823);
+  // SimAI's MoE example on 9,216 GPUs: a platform that forces NVLS, which
+  // NCCL's model runs for all-reduce only, cannot run its first tensor-
+  // parallel all-gather; the row is named.
+  const std::string simai = test::data_dir() + "/simai/workload_analytical.txt";
+  expect_bad_input({"run", "--platform", nvls, "--nodes", "1152", "--workload", simai},
+                   {"acesim: error: " + simai + ": rank 0, iteration 0, forward layer 7 micro-batch 0 (attention_column), tp "
+                    "communication: all-gather over 2 NPUs: NCCL's nvls all-gather: NVLS is modelled for all-reduce only; use ring"});
 }
 
 // Cluster jobs run on the cluster's ranks: each job's collectives are
