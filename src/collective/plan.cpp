@@ -268,7 +268,8 @@ GroupPlan plan_on_group(CollectiveOp op, const CollectiveConfig& cfg, const List
 }
 
 std::optional<std::string> plan_refusal(CollectiveOp op, const CollectiveConfig& cfg, const GroupPlan& plan) {
-  const std::string what = std::string(to_string(op)) + " over " + std::to_string(plan.npus) + " NPUs";
+  // Built only for a refusal: create() asks for every collective.
+  const auto what = [&] { return std::string(to_string(op)) + " over " + std::to_string(plan.npus) + " NPUs"; };
   if (plan.nccl) {
     // The algorithm the platform forces, where it applies to the operation
     // (nccl_choose runs what is left to NCCL's cost model).
@@ -276,14 +277,14 @@ std::optional<std::string> plan_refusal(CollectiveOp op, const CollectiveConfig&
     if (!s.algo) return std::nullopt;
     NcclView v = *plan.nccl;
     v.arch = cfg.nccl.arch;
-    if (auto why = nccl_unsupported(v, op, *s.algo)) return what + ": NCCL's " + *why;
+    if (auto why = nccl_unsupported(v, op, *s.algo)) return what() + ": NCCL's " + *why;
     return std::nullopt;
   }
   for (const PhaseSpec& ph : plan.phases) {
     if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
       // A phase of a hierarchical plan runs on one of the dimensions.
       const bool part = ph.group_size != plan.npus && ph.dims.size() == 1;
-      return what + (part ? " (its " + std::string(to_string(ph.op)) + " on dimension " + std::to_string(ph.dims[0]) + ")" : "") +
+      return what() + (part ? " (its " + std::string(to_string(ph.op)) + " on dimension " + std::to_string(ph.dims[0]) + ")" : "") +
              ": " + *why;
     }
   }
