@@ -102,6 +102,13 @@ wl=$here/../tests/data/astra-sim-1.0/workload/Resnet50_DataParallel.txt
 # Llama-3 70B on H100 nodes (tp 8 in a node, pp 8, one micro-batch per stage
 # and replica's turn: 8 per replica), one rank per pipeline stage simulated.
 llm_plan="--model llama3-70b --tp 8 --pp 8 --sequence-parallel --recompute selective --zero 1"
+# Llama 3 405B as Meta trained it (arXiv 2407.21783 §3.3.2: tp 8, pp 16 with
+# 7 and 7 layers on the first and last stage, ZeRO 1, sequence 8192, 16 M
+# tokens a batch), data parallel over the rest of 16,384 HGX H100 nodes;
+# and with Meta's 16 sequences per replica (16 micro-batches, full
+# recomputation to fit in 80 GB).
+llama405b_plan="--model llama3-405b --tp 8 --pp 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7"
+llama405b_plan+=" --sequence-parallel --zero 1"
 scale_cases=(
   "resnet50_dp_64|run --platform $here/platforms/resnet_64.yaml --workload $wl --executor ideal --json"
   "resnet50_dp_1024|run --platform $here/platforms/resnet_1024.yaml --workload $wl --executor ideal --json"
@@ -116,6 +123,8 @@ scale_cases=(
   "llama70b_tp8pp8_16384|run --platform hgx-h100 --nodes 2048 $llm_plan --dp 256 --global-batch 2048 --json"
   "llama70b_tp8pp8_1024 --full|run --platform hgx-h100 --nodes 128 $llm_plan --dp 16 --global-batch 128 --full --json"
   "simai_moe_9216|run --platform hgx-h100 --nodes 1152 --workload $here/../tests/data/simai/workload_analytical.txt --json"
+  "llama405b_tp8pp16_131072|run --platform hgx-h100 --nodes 16384 $llama405b_plan --global-batch 2048 --json"
+  "llama405b_131072_16mb|run --platform hgx-h100 --nodes 16384 $llama405b_plan --global-batch 16384 --recompute full --json"
 )
 scale_rows=()
 if ((have_time)); then
@@ -169,7 +178,8 @@ fi
 # Targets: >= 10 M simple events/s; the 1,024-NPU 1 GiB all-reduce (fluid,
 # phase) under 1 s and under 200 MB; ResNet-50 on 64 NPUs under 20 ms, on
 # 65,536 under 1 s, in full on 4,096 under 60 s and 2 GB; Llama-3 70B on
-# 16,384 GPUs under 1 s, in full on 1,024 under 60 s.
+# 16,384 GPUs under 1 s, in full on 1,024 under 60 s; Llama 3 405B on
+# 131,072 GPUs under 1 s.
 echo
 echo "== targets"
 missed=0
@@ -198,6 +208,7 @@ for r in "${scale_rows[@]}"; do
     resnet50_dp_64) check "ResNet-50 DP, 64 NPUs (CLI process): wall" "$wall" s 0.02 max ;;
     resnet50_dp_65536) check "ResNet-50 DP, 65,536 NPUs: wall" "$wall" s 1 max ;;
     llama70b_tp8pp8_16384) check "Llama-3 70B tp 8 pp 8, 16,384 GPUs: wall" "$wall" s 1 max ;;
+    llama405b_tp8pp16_131072) check "Llama 3 405B tp 8 pp 16, 131,072 GPUs: wall" "$wall" s 1 max ;;
     simai_moe_9216)
       # The peer's own figure: SimAI-Analytical, built with optimisation, on
       # its own example on this machine kind (0.19 s, 12 MB; recorded when

@@ -54,6 +54,11 @@ std::vector<std::string> algorithm_names();
 
 // Why `alg` cannot run `op` on n members, or nullopt when it can.
 std::optional<std::string> unsupported_reason(CollectiveOp op, Algorithm alg, long long n);
+// Why `alg` cannot run `op` on any group: what it refuses on two members.
+// A platform is refused for this when it is read; a group size an
+// algorithm cannot serve only where a collective runs on such a group
+// (plan_refusal, collective/plan.h).
+std::optional<std::string> operation_unsupported(CollectiveOp op, Algorithm alg);
 // Throws std::invalid_argument with unsupported_reason() when unsupported.
 Pattern make_pattern(CollectiveOp op, Algorithm alg, int n);
 

@@ -45,7 +45,7 @@ Pattern double_binary_tree(CollectiveOp, int n) {
 
 std::optional<std::string> unsupported(CollectiveOp op, long long n, const std::string& what) {
   if (op != CollectiveOp::kAllReduce) return what + ": double-binary-tree implements all-reduce only";
-  if (n > (1LL << 22)) return what + ": group of " + std::to_string(n) + " NPUs is too large";
+  if (n > (1LL << 22)) return what + ": a group of " + std::to_string(n) + " NPUs is too large (at most 4194304); use ring";
   return std::nullopt;
 }
 

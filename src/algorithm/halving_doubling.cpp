@@ -52,9 +52,9 @@ Pattern halving_doubling(CollectiveOp op, int n) {
 
 std::optional<std::string> unsupported(CollectiveOp op, long long n, const std::string& what) {
   if (is_rooted(op)) return what + ": rooted phases run direct";
-  if (!power_of_two(n)) return what + " needs a power-of-two group size, got " + std::to_string(n);
+  if (!power_of_two(n)) return what + " needs a power-of-two group size, got " + std::to_string(n) + "; use ring";
   if (op == CollectiveOp::kAllToAll && n * (n - 1) > kMaxPairMessages) {
-    return what + ": group of " + std::to_string(n) + " NPUs is too large";
+    return what + ": a group of " + std::to_string(n) + " NPUs has too many pairs for a pairwise exchange; use ring";
   }
   return std::nullopt;
 }

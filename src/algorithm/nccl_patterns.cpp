@@ -1,5 +1,6 @@
 #include "algorithm/nccl_patterns.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -52,15 +53,26 @@ Pattern nccl_ring_pattern(CollectiveOp op, int n, int ppn, int channels) {
   // from the GPU whose rail it enters the next one on (NCCL's rings on
   // rail-optimized fabrics do not cross rails; an odd node count leaves one
   // crossing, at the wrap).
-  Messages msgs;
-  for (int c = 0; c < channels; ++c) {
-    const int start = c % ppn;
+  // Channel c starts at GPU c % ppn: each start's ring is walked once and
+  // its edges counted as often as channels start there (a data-parallel
+  // group of one GPU per node has one ring however many channels). Every
+  // channel adds the same share, so an edge's fraction is that share added
+  // once per channel crossing it, as when each channel added its own.
+  std::map<std::pair<int, int>, int> crossings;
+  for (int start = 0; start < std::min(channels, ppn); ++start) {
+    const int times = channels / ppn + (start < channels % ppn ? 1 : 0);
     const auto member = [&](int p) {
       const int node = p / ppn;
       const int i = p % ppn;
       return node * ppn + (node % 2 == 0 ? (start + i) % ppn : (start + 2 * ppn - 1 - i) % ppn);
     };
-    for (int p = 0; p < n; ++p) msgs[{member(p), member((p + 1) % n)}] += 1.0 / (static_cast<double>(channels) * n);
+    for (int p = 0; p < n; ++p) crossings[{member(p), member((p + 1) % n)}] += times;
+  }
+  const double share = 1.0 / (static_cast<double>(channels) * n);
+  Messages msgs;
+  for (const auto& [edge, times] : crossings) {
+    double& f = msgs.emplace_hint(msgs.end(), edge, 0.0)->second;
+    for (int k = 0; k < times; ++k) f += share;
   }
   Pattern pat;
   switch (op) {

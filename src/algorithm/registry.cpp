@@ -44,6 +44,8 @@ std::optional<std::string> unsupported_reason(CollectiveOp op, Algorithm alg, lo
   return alg->unsupported(op, n, what);
 }
 
+std::optional<std::string> operation_unsupported(CollectiveOp op, Algorithm alg) { return unsupported_reason(op, alg, 2); }
+
 Pattern make_pattern(CollectiveOp op, Algorithm alg, int n) {
   if (auto why = unsupported_reason(op, alg, n)) throw std::invalid_argument(*why);
   if (n == 1) return {};

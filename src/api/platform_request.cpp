@@ -8,6 +8,7 @@
 
 #include "api/api.h"
 #include "collective/nccl_model.h"
+#include "collective/plan.h"
 #include "config/input_error.h"
 #include "config/limits.h"
 #include "config/presets.h"
@@ -157,8 +158,8 @@ PlatformConfig load_platform(const PlatformRequest& o) {
 
 namespace {
 
-// --library, --algo, --proto, --channels onto the platform's NCCL settings;
-// an algorithm the platform cannot run is refused before simulating.
+// --library, --algo, --proto, --channels onto the platform's NCCL settings
+// (an algorithm that cannot serve the collective's group: check_runnable).
 void apply_nccl_options(const CollectiveRequest& o, CollectiveOp op, PlatformConfig& platform) {
   NcclSettings& n = platform.collectives.nccl;
   if (o.library) {
@@ -200,16 +201,30 @@ void apply_nccl_options(const CollectiveRequest& o, CollectiveOp op, PlatformCon
                      " in its protocol's own chunks; --chunks applies to acesim's plans (--library acesim)");
   }
   try {
-    const NcclView view = nccl_view(platform.dims);
-    // The platform's own forced algorithm does not apply to all-to-all
-    // (nccl_choose); one given on the command line must fit the operation.
-    if (n.algo && nccl_models(op) && (o.algo || op != CollectiveOp::kAllToAll)) {
-      if (auto why = nccl_unsupported(view, op, *n.algo)) {
-        throw InputError((o.algo ? "--algo: " : "collectives.nccl.algorithm: ") + *why);
-      }
-    }
+    (void)nccl_view(platform.dims);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("--library nccl: ") + e.what());
+  }
+}
+
+// The collective timed, on its group, against the algorithm that would run
+// it (plan_refusal: the one check of an algorithm against a group size).
+void check_runnable(const CollectiveRequest& o, const CollectiveRun& run) {
+  const Topology topo(run.platform.dims);
+  std::vector<int> dims = run.spec.dims;
+  if (dims.empty()) {
+    for (int d = 0; d < topo.num_dims(); ++d) dims.push_back(d);
+  }
+  const CollectiveConfig& cc = run.platform.collectives;
+  // The platform's own forced algorithm does not apply to all-to-all
+  // (nccl_applied); one given on the command line must serve it.
+  if (o.algo && cc.nccl.enabled && cc.nccl.algo && run.spec.op == CollectiveOp::kAllToAll) {
+    if (auto why = nccl_unsupported(nccl_view(topo, dims), run.spec.op, *cc.nccl.algo)) throw InputError("--algo: " + *why);
+  }
+  const GroupPlan plan = plan_on_dims(run.spec.op, cc, topo, dims);
+  if (auto why = plan_refusal(run.spec.op, cc, plan)) {
+    // NCCL's model refuses only an algorithm it is told to use.
+    throw InputError((plan.nccl ? (o.algo ? "--algo: " : "collectives.nccl.algorithm: ") : std::string("--op: ")) + *why);
   }
 }
 
@@ -235,6 +250,7 @@ CollectiveRun simulate_collectives(const CollectiveRequest& o) {
     run.spec.root = static_cast<Rank>(*o.root);
   }
   if (!o.stragglers.empty()) run.spec.stragglers = parse_stragglers(o.stragglers, Topology(run.platform.dims).num_npus());
+  check_runnable(o, run);
   std::vector<std::uint64_t> sizes;
   if (o.bytes) {
     if (o.min_bytes || o.max_bytes) throw InputError("--bytes cannot be combined with --min-bytes/--max-bytes");

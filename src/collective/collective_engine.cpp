@@ -102,9 +102,14 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
       seen |= 1u << d;
     }
     c.req.dims = dims;
-    if (cfg_.nccl.enabled && nccl_models(req.op)) plan_nccl(c, nccl_view(topo_, dims), dims);
-    if (!c.nccl) c.specs = is_rooted(req.op) ? build_rooted_plan(req.op, cfg_, topo_, dims) : build_plan(req.op, cfg_.op(req.op), topo_, dims);
-    for (int d : dims) c.group_npus *= topo_.dim(d).npus;
+    GroupPlan plan = plan_on_dims(req.op, cfg_, topo_, dims);
+    if (auto why = plan_refusal(req.op, cfg_, plan)) throw std::invalid_argument(*why);
+    if (plan.nccl) {
+      plan_nccl(c, *plan.nccl, dims);
+    } else {
+      c.specs = std::move(plan.phases);
+    }
+    c.group_npus = plan.npus;
   }
   if (is_rooted(req.op) && (req.root < 0 || req.root >= c.group_npus)) {
     throw std::invalid_argument(std::string(to_string(req.op)) + ": root position " + std::to_string(req.root) +
@@ -114,9 +119,6 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   if (!reps_.empty()) {
     c.participants = std::count_if(req.members.begin(), req.members.end(), [this](Rank r) { return simulated(r); });
     if (c.participants == 0) throw std::invalid_argument("a collective over listed ranks holds no representative");
-  }
-  for (const PhaseSpec& spec : c.specs) {
-    if (auto why = unsupported_reason(spec.op, spec.algorithm, spec.group_size)) throw std::invalid_argument(*why);
   }
   // NCCL's channels split the data inside the phase; no chunks.
   c.chunks = c.nccl ? 1 : cfg_.chunks;
@@ -185,39 +187,7 @@ std::int32_t CollectiveEngine::group(const std::vector<Rank>& m) {
   if (known == group_index_.end()) {
     // A new group: checked, and its shape on the topology kept for the
     // collectives that follow on it.
-    for (std::size_t i = 0; i < m.size(); ++i) {
-      if (m[i] < 0 || m[i] >= topo_.num_npus()) {
-        throw std::invalid_argument("collective member " + std::to_string(m[i]) + " is not a rank of the topology's " +
-                                    std::to_string(topo_.num_npus()) + " NPUs");
-      }
-      if (i > 0 && m[i] <= m[i - 1]) throw std::invalid_argument("collective members must be ascending and distinct");
-    }
-    GroupShape g;
-    // The dimensions along which the members differ pick the algorithm.
-    for (int d = 0; d < topo_.num_dims(); ++d) {
-      for (Rank r : m) {
-        if (topo_.coord(r, d) != topo_.coord(m.front(), d)) {
-          g.differ.push_back(d);
-          break;
-        }
-      }
-    }
-    // A grid of GPUs (the same local GPUs on each of its nodes) runs as
-    // NCCL runs it on a communicator of those ranks: ppn GPUs per node over
-    // nnodes.
-    g.spanned.assign(topo_.dims().begin(), topo_.dims().end());
-    long long grid = 1;
-    for (int d = 0; d < topo_.num_dims(); ++d) {
-      std::vector<int> coords;
-      for (Rank r : m) coords.push_back(topo_.coord(r, d));
-      std::sort(coords.begin(), coords.end());
-      g.spanned[static_cast<std::size_t>(d)].npus =
-          static_cast<int>(std::unique(coords.begin(), coords.end()) - coords.begin());
-      grid *= g.spanned[static_cast<std::size_t>(d)].npus;
-    }
-    const bool node_and_scale_out = std::all_of(g.differ.begin(), g.differ.end(), [](int d) { return d < 2; });
-    g.nccl_grid = grid == static_cast<long long>(m.size()) && node_and_scale_out;
-    group_shapes_.push_back(std::move(g));
+    group_shapes_.push_back(listed_group(topo_, m));
     known = group_index_.emplace(m, static_cast<std::int32_t>(group_index_.size())).first;
     group_members_.push_back(&known->first);
   }
@@ -226,16 +196,36 @@ std::int32_t CollectiveEngine::group(const std::vector<Rank>& m) {
 
 void CollectiveEngine::plan_explicit(Collective& c, std::int32_t group) {
   if (group < 0 || static_cast<std::size_t>(group) >= group_members_.size()) throw std::logic_error("unknown explicit group");
-  const long long n = static_cast<long long>(group_members_[static_cast<std::size_t>(group)]->size());
+  const ListedGroup& g = group_shapes_[static_cast<std::size_t>(group)];
   c.req.dims.clear();
-  c.group_npus = n;
+  c.group_npus = g.npus;
   c.group_id = group;
-  const GroupShape& g = group_shapes_[static_cast<std::size_t>(c.group_id)];
-  if (cfg_.nccl.enabled && nccl_models(c.req.op) && g.nccl_grid) {
-    plan_nccl(c, nccl_view(g.spanned), g.differ);
-    if (c.nccl) return;
+  GroupPlan plan = plan_on_group(c.req.op, cfg_, g);
+  if (auto why = plan_refusal(c.req.op, cfg_, plan)) throw std::invalid_argument(*why);
+  if (plan.nccl) {
+    plan_nccl(c, *plan.nccl, g.differ);
+  } else {
+    c.specs = std::move(plan.phases);
   }
-  c.specs = build_group_plan(c.req.op, group_algorithm(c.req.op, cfg_, g.differ), n);
+}
+
+std::optional<std::string> CollectiveEngine::refusal(CollectiveOp op, const std::vector<int>& dims_in,
+                                                     const std::vector<Rank>& members) const {
+  try {
+    if (!members.empty()) return plan_refusal(op, cfg_, plan_on_group(op, cfg_, listed_group(topo_, members)));
+    std::vector<int> dims = dims_in;
+    if (dims.empty()) {
+      for (int d = 0; d < topo_.num_dims(); ++d) dims.push_back(d);
+    }
+    std::uint32_t seen = 0;
+    for (int d : dims) {
+      if (d < 0 || d >= topo_.num_dims() || (seen & (1u << d)) != 0) return std::nullopt;  // create() says what is wrong
+      seen |= 1u << d;
+    }
+    return plan_refusal(op, cfg_, plan_on_dims(op, cfg_, topo_, dims));
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
 }
 
 double CollectiveEngine::fraction_done(CollectiveId id) const {
@@ -318,8 +308,6 @@ void CollectiveEngine::members(const Collective& c, int phase, long long instanc
 }
 
 void CollectiveEngine::plan_nccl(Collective& c, const NcclView& view, std::span<const int> dims) {
-  if (view.nranks < 2) return;  // nothing to move: the usual empty plan
-  if (!nccl_runs(view, c.req.op)) return;  // beyond the model's p2p limit: the platform's plan
   // NCCL's choice depends on the group, the operation and the size only:
   // kept for the collectives that repeat them (a training step repeats a
   // few thousand times).

@@ -91,8 +91,13 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   }
 
   // Throws std::invalid_argument for bad dimensions, sizes or an algorithm
-  // that cannot run on a group the request produces.
+  // that cannot run on a group the request produces (plan_refusal).
   CollectiveId create(const CollectiveRequest& req, CollectiveListener* listener = nullptr);
+  // Why create() would refuse `op` over `dims` (empty: all) or, when given,
+  // the listed `members` because the platform cannot run it on that group
+  // (plan_refusal, collective/plan.h), or nullopt; nothing is created or
+  // registered. Dimensions that do not exist are left to create().
+  std::optional<std::string> refusal(CollectiveOp op, const std::vector<int>& dims, const std::vector<Rank>& members) const;
   // The caller reads nothing more of finished collective `id`: its record is
   // cleared and its id may be given to a collective created later (a
   // training run creates hundreds of thousands; only those in flight are
@@ -238,15 +243,8 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::map<std::tuple<int, int, std::vector<Rank>>, std::uint32_t> listed_index_;
   std::map<std::vector<Rank>, std::int32_t> group_index_;  // explicit groups
   std::vector<const std::vector<Rank>*> group_members_;    // per explicit group: its key in group_index_
-  // Per explicit group (by its index): the dimensions its members differ
-  // in, how many coordinates it spans on each, and whether that is a grid
-  // NCCL's model runs.
-  struct GroupShape {
-    std::vector<int> differ;
-    std::vector<DimensionSpec> spanned;
-    bool nccl_grid = false;
-  };
-  std::vector<GroupShape> group_shapes_;
+  // Per explicit group (by its index): its shape on the topology.
+  std::vector<ListedGroup> group_shapes_;
   // NCCL's choice and kernels by (explicit group or -1, dimension mask, op, bytes).
   std::map<std::tuple<std::int32_t, std::uint32_t, int, double>, std::pair<NcclChoice, LibraryKernels>> nccl_choices_;
   // Shapes of NCCL's choices, by (op, algorithm, protocol, channels, dimensions, base rank).

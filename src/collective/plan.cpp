@@ -1,5 +1,6 @@
 #include "collective/plan.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "topology/topology_kinds.h"
@@ -183,13 +184,111 @@ std::string validate(const CollectiveConfig& cfg, const Topology& topo) {
              " algorithms given for a topology of " + std::to_string(topo.num_dims()) + " dimensions";
     }
     for (const PhaseSpec& ph : build_plan(op, oc, topo, all)) {
-      if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
+      if (auto why = operation_unsupported(ph.op, ph.algorithm)) {
         std::string where = ph.dims.size() == 1 ? " on dimension " + std::to_string(ph.dims[0]) : " on the flat group";
         return std::string(to_string(op)) + where + ": " + *why;
       }
     }
   }
   return {};
+}
+
+ListedGroup listed_group(const Topology& topo, std::span<const Rank> m) {
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    if (m[i] < 0 || m[i] >= topo.num_npus()) {
+      throw std::invalid_argument("collective member " + std::to_string(m[i]) + " is not a rank of the topology's " +
+                                  std::to_string(topo.num_npus()) + " NPUs");
+    }
+    if (i > 0 && m[i] <= m[i - 1]) throw std::invalid_argument("collective members must be ascending and distinct");
+  }
+  ListedGroup g;
+  g.npus = static_cast<long long>(m.size());
+  if (m.empty()) return g;
+  // The dimensions along which the members differ pick the algorithm.
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    for (Rank r : m) {
+      if (topo.coord(r, d) != topo.coord(m.front(), d)) {
+        g.differ.push_back(d);
+        break;
+      }
+    }
+  }
+  // A grid of GPUs (the same local GPUs on each of its nodes) runs as
+  // NCCL runs it on a communicator of those ranks: ppn GPUs per node over
+  // nnodes.
+  g.spanned.assign(topo.dims().begin(), topo.dims().end());
+  long long grid = 1;
+  for (int d = 0; d < topo.num_dims(); ++d) {
+    std::vector<int> coords;
+    for (Rank r : m) coords.push_back(topo.coord(r, d));
+    std::sort(coords.begin(), coords.end());
+    g.spanned[static_cast<std::size_t>(d)].npus = static_cast<int>(std::unique(coords.begin(), coords.end()) - coords.begin());
+    grid *= g.spanned[static_cast<std::size_t>(d)].npus;
+  }
+  const bool node_and_scale_out = std::all_of(g.differ.begin(), g.differ.end(), [](int d) { return d < 2; });
+  g.nccl_grid = grid == static_cast<long long>(m.size()) && node_and_scale_out;
+  return g;
+}
+
+namespace {
+
+// NCCL's model takes `op` on the group it sees as `v` (a group of one moves nothing).
+bool nccl_takes(CollectiveOp op, const NcclView& v) {
+  return v.nranks >= 2 && nccl_runs(v, op);
+}
+
+}  // namespace
+
+GroupPlan plan_on_dims(CollectiveOp op, const CollectiveConfig& cfg, const Topology& topo, std::span<const int> dims) {
+  GroupPlan p;
+  for (int d : dims) p.npus *= topo.dim(d).npus;
+  if (cfg.nccl.enabled && nccl_models(op)) {
+    const NcclView v = nccl_view(topo, dims);
+    if (nccl_takes(op, v)) {
+      p.nccl = v;
+      return p;
+    }
+  }
+  p.phases = is_rooted(op) ? build_rooted_plan(op, cfg, topo, dims) : build_plan(op, cfg.op(op), topo, dims);
+  return p;
+}
+
+GroupPlan plan_on_group(CollectiveOp op, const CollectiveConfig& cfg, const ListedGroup& g) {
+  GroupPlan p;
+  p.npus = g.npus;
+  if (cfg.nccl.enabled && nccl_models(op) && g.nccl_grid) {
+    const NcclView v = nccl_view(g.spanned);
+    if (nccl_takes(op, v)) {
+      p.nccl = v;
+      return p;
+    }
+  }
+  p.phases = build_group_plan(op, group_algorithm(op, cfg, g.differ), g.npus);
+  return p;
+}
+
+std::optional<std::string> plan_refusal(CollectiveOp op, const CollectiveConfig& cfg, const GroupPlan& plan) {
+  // Built only for a refusal: create() asks for every collective.
+  const auto what = [&] { return std::string(to_string(op)) + " over " + std::to_string(plan.npus) + " NPUs"; };
+  if (plan.nccl) {
+    // The algorithm the platform forces, where it applies to the operation
+    // (nccl_choose runs what is left to NCCL's cost model).
+    const NcclSettings s = nccl_applied(cfg.nccl, op);
+    if (!s.algo) return std::nullopt;
+    NcclView v = *plan.nccl;
+    v.arch = cfg.nccl.arch;
+    if (auto why = nccl_unsupported(v, op, *s.algo)) return what() + ": NCCL's " + *why;
+    return std::nullopt;
+  }
+  for (const PhaseSpec& ph : plan.phases) {
+    if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
+      // A phase of a hierarchical plan runs on one of the dimensions.
+      const bool part = ph.group_size != plan.npus && ph.dims.size() == 1;
+      return what() + (part ? " (its " + std::string(to_string(ph.op)) + " on dimension " + std::to_string(ph.dims[0]) + ")" : "") +
+             ": " + *why;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace acesim

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -83,8 +84,49 @@ Algorithm group_algorithm(CollectiveOp op, const CollectiveConfig& cfg, std::spa
 // the collective engine.
 long long position_in_group(const Topology& topo, std::span<const int> dims, Rank r);
 
-// Checks that every phase the configuration can produce is supported.
-// Returns a description of the first problem, or an empty string.
+// Checks the configuration's shape (one algorithm per dimension) and that
+// each phase it can produce on `topo` names an algorithm that runs that
+// operation at all (operation_unsupported). A group size an algorithm
+// cannot serve is not a problem of the platform: plan_refusal below
+// says so for the collectives that run on such a group. Returns a
+// description of the first problem, or an empty string.
 std::string validate(const CollectiveConfig& cfg, const Topology& topo);
+
+// A group of listed ranks (not whole dimensions) as collectives are planned
+// on it: the dimensions its members differ in (they pick the algorithm), how
+// many coordinates it spans on each, and whether it is a grid of GPUs on the
+// node and scale-out dimensions, which NCCL's model runs as a communicator.
+struct ListedGroup {
+  std::vector<int> differ;
+  std::vector<DimensionSpec> spanned;
+  bool nccl_grid = false;
+  long long npus = 0;
+};
+// Throws std::invalid_argument for members that are not ascending,
+// distinct ranks of `topo`.
+ListedGroup listed_group(const Topology& topo, std::span<const Rank> members);
+
+// How a collective over one group is carried out: by NCCL's model on the
+// group as `nccl` sees it, or else by the platform's phases (none: nothing
+// to move). CollectiveEngine::create runs what these give.
+struct GroupPlan {
+  std::optional<NcclView> nccl;
+  std::vector<PhaseSpec> phases;
+  long long npus = 1;  // the group's NPUs
+};
+// Over whole dimensions (existing, distinct). Throws std::invalid_argument
+// when NCCL's model runs `op` and the dimensions are not a node and a
+// scale-out (nccl_view).
+GroupPlan plan_on_dims(CollectiveOp op, const CollectiveConfig& cfg, const Topology& topo, std::span<const int> dims);
+GroupPlan plan_on_group(CollectiveOp op, const CollectiveConfig& cfg, const ListedGroup& group);
+
+// The one check of an algorithm against the group it would serve: why the
+// platform cannot run `op` as `plan` carries it out, in one line naming the
+// operation, the group's NPUs, the algorithm and what would work, or
+// nullopt. An algorithm that cannot serve a group size is an error only for
+// a collective that runs on such a group: CollectiveEngine::create refuses
+// it, GraphExecutor checks a workload's collectives before any runs, and
+// `acesim collective` the one it times (docs/robustness.md, "Limits").
+std::optional<std::string> plan_refusal(CollectiveOp op, const CollectiveConfig& cfg, const GroupPlan& plan);
 
 }  // namespace acesim

@@ -168,9 +168,7 @@ void read_implementation(const json& v, CollectiveOp op, const std::vector<Dimen
     }
     oc.plan = PlanKind::kFlat;
     oc.flat = first;
-    long long n = 1;
-    for (const DimensionSpec& d : dims) n *= d.npus;
-    if (auto why = unsupported_reason(op, oc.flat, n)) throw_input_error(file, line, key, *why);
+    if (auto why = operation_unsupported(op, oc.flat)) throw_input_error(file, line, key, *why);
     return;
   }
   if (names.size() != dims.size()) {
@@ -316,13 +314,15 @@ PlatformConfig parse_astra_platform(std::string_view network_text, const std::st
   if (baseline_optimization && cc.op(CollectiveOp::kAllReduce).plan == PlanKind::kHierarchical) {
     cc.op(CollectiveOp::kAllReduce).plan = PlanKind::kPerDimension;
   }
-  // A per-dimension algorithm that cannot run on its dimension (e.g.
-  // halvingDoubling on 6 NPUs): name the key that chose it, at its line.
+  // A per-dimension algorithm that cannot run its operation (e.g.
+  // doubleBinaryTree for an all-gather): name the key that chose it, at its
+  // line. A group size it cannot serve (halvingDoubling on 6 NPUs) is
+  // refused where a collective runs on such a group (plan_refusal).
   std::vector<int> all_dims;
   for (int d = 0; d < topo.num_dims(); ++d) all_dims.push_back(d);
   for (CollectiveOp op : kAllCollectiveOps) {
     for (const PhaseSpec& ph : build_plan(op, cc.op(op), topo, all_dims)) {
-      if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
+      if (auto why = operation_unsupported(ph.op, ph.algorithm)) {
         const std::string key = std::string(to_string(op)) + "-implementation";
         const std::string where = ph.dims.size() == 1 ? " (dimension " + std::to_string(ph.dims[0]) + ")" : "";
         throw_input_error(system_file, key_line(text, key), key, *why + where);

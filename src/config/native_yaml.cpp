@@ -192,9 +192,7 @@ void read_op(const YAML::Node& node, CollectiveOp op, const std::vector<Dimensio
   if (oc.plan == PlanKind::kFlat) {
     if (names.size() != 1) throw_input_error(file, line_of(an), apath, "a flat plan takes one algorithm, not a list");
     oc.flat = read_algorithm(an, names[0], file, apath);
-    long long n = 1;
-    for (const DimensionSpec& d : dims) n *= d.npus;
-    if (auto why = unsupported_reason(op, oc.flat, n)) throw_input_error(file, line_of(an), apath, *why);
+    if (auto why = operation_unsupported(op, oc.flat)) throw_input_error(file, line_of(an), apath, *why);
     return;
   }
   if (an.IsSequence() && names.size() != dims.size()) {
@@ -206,13 +204,15 @@ void read_op(const YAML::Node& node, CollectiveOp op, const std::vector<Dimensio
   for (std::size_t d = 0; d < dims.size(); ++d) {
     oc.per_dim.push_back(read_algorithm(an, names.size() == 1 ? names[0] : names[d], file, apath));
   }
-  // Every phase the plan runs over the whole topology must be supported
-  // (e.g. halving-doubling needs a power-of-two dimension).
+  // Every phase the plan runs over the whole topology must name an
+  // algorithm that runs its operation (double-binary-tree runs all-reduce
+  // only). A group size it cannot serve (halving-doubling on 6 NPUs) is
+  // refused where a collective runs on such a group (plan_refusal).
   const Topology topo(dims);
   std::vector<int> all;
   for (std::size_t d = 0; d < dims.size(); ++d) all.push_back(static_cast<int>(d));
   for (const PhaseSpec& ph : build_plan(op, oc, topo, all)) {
-    if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) {
+    if (auto why = operation_unsupported(ph.op, ph.algorithm)) {
       const std::string at = names.size() == 1 ? apath : apath + "[" + std::to_string(ph.dims[0]) + "]";
       throw_input_error(file, line_of(an), at, *why);
     }

@@ -2,7 +2,6 @@
 #include <string>
 #include <vector>
 
-#include "algorithm/algorithm.h"
 #include "collective/plan.h"
 #include "config/input_error.h"
 #include "config/limits.h"
@@ -23,24 +22,11 @@ std::string node_presets() {
   return names;
 }
 
-// Why a collective the platform configures cannot run on its topology (a
-// power-of-two algorithm on a node count that is not one), or "".
-std::string unrunnable(const PlatformConfig& platform) {
-  const Topology topo(platform.dims);
-  std::vector<int> all;
-  for (int d = 0; d < topo.num_dims(); ++d) all.push_back(d);
-  for (CollectiveOp op : kAllCollectiveOps) {
-    const OpConfig& oc = platform.collectives.op(op);
-    if (oc.plan == PlanKind::kFlat) {
-      if (auto why = unsupported_reason(op, oc.flat, topo.num_npus())) return std::string(to_string(op)) + ": " + *why;
-      continue;
-    }
-    for (const PhaseSpec& ph : build_plan(op, oc, topo, all)) {
-      if (auto why = unsupported_reason(ph.op, ph.algorithm, ph.group_size)) return std::string(to_string(op)) + ": " + *why;
-    }
-  }
-  return {};
-}
+// Why an algorithm the platform configures cannot run its operation on the
+// dimension that --nodes makes more than one node (double-binary-tree for
+// an all-gather), or "". A group size an algorithm cannot serve is refused
+// only where a collective runs on such a group (plan_refusal, collective/plan.h).
+std::string unrunnable(const PlatformConfig& platform) { return validate(platform.collectives, Topology(platform.dims)); }
 
 }  // namespace
 

@@ -17,6 +17,24 @@
 namespace acesim {
 namespace {
 
+// Errors about a node of rank r's graph (a collective the platform cannot
+// run on its group) in the job's terms: its rank, pass, layer and
+// micro-batch, and its kind of communication. `g` outlives its graph's runs.
+void name_nodes(LlmRankGraph& g, Rank r, const std::string& job) {
+  g.graph.where = [&g, r, job](std::uint32_t node) {
+    const LlmNodeTag& t = g.tags[node];
+    std::string s = fmt::format("{}: rank {}, iteration {}, {}", job, r, t.iteration, to_string(t.pass));
+    if (t.layer >= 0) s += fmt::format(" layer {}", t.layer);
+    if (t.micro_batch >= 0) s += fmt::format(" micro-batch {}", t.micro_batch);
+    if (g.label) {
+      const std::string what = g.label(t);
+      if (!what.empty()) s += " (" + what + ")";
+    }
+    if (t.comm != LlmComm::kNone) s += fmt::format(", {} communication", to_string(t.comm));
+    return s;
+  };
+}
+
 struct Timing {
   TimePs start = -1, end = -1;
 };
@@ -316,6 +334,7 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   for (Rank r = 0; r < ranks; ++r) {
     if (mode.kind == Mode::kStages && std::find(simulated.begin(), simulated.end(), r) == simulated.end()) continue;
     built[static_cast<std::size_t>(r)] = std::make_unique<LlmRankGraph>(job.build(r, mode.kind == Mode::kStages));
+    name_nodes(*built[static_cast<std::size_t>(r)], r, job.name());
     graphs[static_cast<std::size_t>(r)] = built[static_cast<std::size_t>(r)].get();
     per_rank[static_cast<std::size_t>(r)] = &built[static_cast<std::size_t>(r)]->graph;
     building.report(-1, 0, static_cast<double>(++ranks_done) / ranks_built);

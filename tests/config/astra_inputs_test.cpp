@@ -388,13 +388,14 @@ TEST_F(AstraInputs, SystemImplementations) {
                       {}, kNet + "tpu_v3_32_2dtorus.yml");
   expect_system_error("{\"all-reduce-implementation\": [\"ring\", \"oneRing\"]}", 1, "all-reduce-implementation:",
                       {"cannot be mixed"}, kNet + "tpu_v3_32_2dtorus.yml");
-  // halving-doubling needs a power of two: Ring_4npus is fine, a 6-ring not.
+  // halving-doubling needs a power of two: Ring_4npus is fine; a 6-ring is
+  // read, and an all-reduce over it refused where it runs (plan_refusal).
   EXPECT_NO_THROW(load_astra_platform(kNet + "Ring_4npus.yml", write("hd.json", R"({"all-reduce-implementation": ["halvingDoubling"]})")));
   const std::string six = write("six.yml", "topology: [ Ring ]\nnpus_count: [ 6 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
-  expect_system_error("{\"all-reduce-implementation\": [\"halvingDoubling\"]}", 1,
-                      "all-reduce-implementation: halving-doubling all-reduce needs a power-of-two group size, got 6 "
-                      "(dimension 0)",
-                      {}, six);
+  const PlatformConfig p = load_astra_platform(six, write("hd6.json", R"({"all-reduce-implementation": ["halvingDoubling"]})"));
+  const Topology t(p.dims);
+  EXPECT_EQ(plan_refusal(CollectiveOp::kAllReduce, p.collectives, plan_on_dims(CollectiveOp::kAllReduce, p.collectives, t, std::vector<int>{0})),
+            "all-reduce over 6 NPUs: halving-doubling all-reduce needs a power-of-two group size, got 6; use ring");
 }
 
 TEST_F(AstraInputs, ImplementationListLongerThanTheNetwork) {

@@ -355,17 +355,39 @@ TEST(NativeYamlErrors, AlgorithmListMustMatchTheDimensions) {
 }
 
 TEST(NativeYamlErrors, UnsupportedAlgorithmIsRefusedAtItsLine) {
-  const std::string six =
+  // An algorithm that cannot run the operation at all: at its line.
+  expect_error(ring8("collectives:\n  all-gather:\n    algorithm: double-binary-tree\n"),
+               "bad.yaml:8: collectives.all-gather.algorithm:", {"all-reduce only"});
+  expect_error(ring8("collectives:\n  all-gather:\n    plan: flat\n    algorithm: double-binary-tree\n"),
+               "bad.yaml:9: collectives.all-gather.algorithm:", {"all-reduce only"});
+}
+
+// A group size an algorithm cannot serve is not the platform's fault: the
+// file is read, and a collective over such a group is refused where it runs
+// (plan_refusal), naming the operation, the group, the algorithm and what
+// would work. halving-doubling on a ring of 6 serves none; a flat one over
+// 8 x 3 serves the 8 of dimension 0, not all 24.
+TEST(NativeYaml, AGroupSizeAnAlgorithmCannotServeIsRefusedWhereACollectiveRunsOnIt) {
+  const PlatformConfig six = parse_platform_yaml(
       "topology:\n"
       "  - {kind: ring, npus: 6, bandwidth_GBps: 50, latency_ns: 500}\n"
       "collectives:\n"
       "  all-reduce:\n"
-      "    algorithm: halving-doubling\n";
-  expect_error(six, "bad.yaml:5: collectives.all-reduce.algorithm: halving-doubling all-reduce needs a power-of-two group size, got 6");
-  expect_error(ring8("collectives:\n  all-gather:\n    algorithm: double-binary-tree\n"),
-               "bad.yaml:8: collectives.all-gather.algorithm:", {"all-reduce only"});
-  // Flat: checked against all NPUs (8 x 3 = 24, not a power of two).
-  expect_error(
+      "    algorithm: halving-doubling\n",
+      "six.yaml");
+  const Topology t6(six.dims);
+  EXPECT_EQ(plan_refusal(CollectiveOp::kAllReduce, six.collectives, plan_on_dims(CollectiveOp::kAllReduce, six.collectives, t6, std::vector<int>{0})),
+            "all-reduce over 6 NPUs: halving-doubling all-reduce needs a power-of-two group size, got 6; use ring");
+  EXPECT_EQ(plan_refusal(CollectiveOp::kAllGather, six.collectives, plan_on_dims(CollectiveOp::kAllGather, six.collectives, t6, std::vector<int>{0})),
+            std::nullopt);
+  // Listed ranks: a group of 4 of the 6 is served, a group of 3 not.
+  EXPECT_EQ(plan_refusal(CollectiveOp::kAllReduce, six.collectives,
+                         plan_on_group(CollectiveOp::kAllReduce, six.collectives, listed_group(t6, std::vector<Rank>{0, 1, 2, 3}))),
+            std::nullopt);
+  EXPECT_EQ(plan_refusal(CollectiveOp::kAllReduce, six.collectives,
+                         plan_on_group(CollectiveOp::kAllReduce, six.collectives, listed_group(t6, std::vector<Rank>{1, 3, 5}))),
+            "all-reduce over 3 NPUs: halving-doubling all-reduce needs a power-of-two group size, got 3; use ring");
+  const PlatformConfig flat = parse_platform_yaml(
       "topology:\n"
       "  - {kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 500}\n"
       "  - {kind: ring, npus: 3, bandwidth_GBps: 50, latency_ns: 500}\n"
@@ -373,7 +395,25 @@ TEST(NativeYamlErrors, UnsupportedAlgorithmIsRefusedAtItsLine) {
       "  reduce-scatter:\n"
       "    plan: flat\n"
       "    algorithm: hd\n",
-      "bad.yaml:7: collectives.reduce-scatter.algorithm:", {"got 24"});
+      "flat.yaml");
+  const Topology t24(flat.dims);
+  const CollectiveOp rs = CollectiveOp::kReduceScatter;
+  EXPECT_EQ(plan_refusal(rs, flat.collectives, plan_on_dims(rs, flat.collectives, t24, std::vector<int>{0, 1})),
+            "reduce-scatter over 24 NPUs: halving-doubling reduce-scatter needs a power-of-two group size, got 24; use ring");
+  EXPECT_EQ(plan_refusal(rs, flat.collectives, plan_on_dims(rs, flat.collectives, t24, std::vector<int>{0})), std::nullopt);
+  // A hierarchical plan: the phase on the dimension it cannot serve.
+  const PlatformConfig mixed = parse_platform_yaml(
+      "topology:\n"
+      "  - {kind: ring, npus: 8, bandwidth_GBps: 50, latency_ns: 500}\n"
+      "  - {kind: ring, npus: 3, bandwidth_GBps: 50, latency_ns: 500}\n"
+      "collectives:\n"
+      "  all-reduce:\n"
+      "    algorithm: [ring, halving-doubling]\n",
+      "mixed.yaml");
+  EXPECT_EQ(plan_refusal(CollectiveOp::kAllReduce, mixed.collectives,
+                         plan_on_dims(CollectiveOp::kAllReduce, mixed.collectives, t24, std::vector<int>{0, 1})),
+            "all-reduce over 24 NPUs (its all-reduce on dimension 1): halving-doubling all-reduce needs a power-of-two group "
+            "size, got 3; use ring");
 }
 
 TEST(NativeYamlErrors, ErrorsNameTheFileGiven) {

@@ -1,7 +1,9 @@
 #include "workload/graph/graph_executor.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -64,6 +66,30 @@ GraphExecutor::GraphExecutor(Simulation& sim, const Topology& topo, NetworkBacke
     if (kept(r)) rs.timing.assign(g->size(), NodeTiming{});
   }
   graphs_ = std::move(graphs);
+  check_collectives();
+}
+
+void GraphExecutor::check_collectives() const {
+  // Each distinct collective (operation and group) once; ranks running the
+  // same program share a graph.
+  std::set<std::tuple<CollectiveOp, std::vector<int>, std::vector<Rank>>> runnable;
+  std::unordered_set<const WorkGraph*> graphs;
+  for (Rank r = 0; r < sim_ranks_; ++r) {
+    if (slot_[static_cast<std::size_t>(r)] < 0) continue;
+    const WorkGraph& g = *graphs_[static_cast<std::size_t>(r)];
+    if (!graphs.insert(&g).second) continue;
+    std::vector<bool> checked(g.collectives(), false);
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const GraphNode& n = g.node(i);
+      if (n.kind != WorkNodeKind::kCollective || checked[n.payload]) continue;
+      checked[n.payload] = true;
+      const CollectiveSpec& c = g.collective(n.payload);
+      auto key = std::make_tuple(c.op, c.members.empty() ? c.dims : std::vector<int>{}, c.members);
+      if (runnable.contains(key)) continue;
+      if (auto why = collectives_.refusal(c.op, c.dims, c.members)) throw InputError(where(r, i) + ": " + *why);
+      runnable.insert(std::move(key));
+    }
+  }
 }
 
 std::string GraphExecutor::where(Rank r, std::uint32_t node) const {

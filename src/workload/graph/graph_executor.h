@@ -81,8 +81,11 @@ class GraphExecutor final : private ActivityListener,
  public:
   // graphs[r]: rank r's graph, one per simulated rank (ranks running the
   // same program share one). With a representative collective engine
-  // (symmetric), only rank 0 runs. Throws InputError for collectives the
-  // platform cannot run, naming the node when the graph has `where`.
+  // (symmetric), only rank 0 runs. Throws InputError, before anything runs,
+  // for a collective the platform cannot run on its group (an algorithm
+  // that cannot serve the group's size: CollectiveEngine::refusal), naming
+  // the first node that issues it (WorkGraph::where, or the graph's source,
+  // rank and node).
   GraphExecutor(Simulation& sim, const Topology& topo, NetworkBackend& net, CollectiveEngine& collectives,
                 Endpoints& endpoints, std::vector<const WorkGraph*> graphs, GraphRunOptions options = {});
   GraphExecutor(const GraphExecutor&) = delete;
@@ -194,6 +197,9 @@ class GraphExecutor final : private ActivityListener,
   void check_wait(Rank r, std::uint32_t wait);
   void release_wait(Rank r, std::uint32_t wait);
   void wake(Rank r);
+  // Every collective the simulated ranks' graphs issue, against the
+  // platform (the constructor's check).
+  void check_collectives() const;
   void issue_collective(Rank r, std::uint32_t node);
   void issue_send(Rank r, std::uint32_t node);
   void issue_recv(Rank r, std::uint32_t node);
