@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include <yaml-cpp/depthguard.h>
+
 #include "config/input_error.h"
 
 namespace acesim::yaml {
@@ -89,6 +91,10 @@ YAML::Node parse(std::string_view text, const std::string& file) {
     if (!root.IsDefined() || root.IsNull()) throw_input_error(file, 0, "", "file is empty");
     check_text(root, file, 0);
     return root;
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp stops at 500 levels with the words "bad file".
+    throw_input_error(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
+                      "nested " + std::to_string(e.depth()) + " levels deep, more than the YAML reader takes");
   } catch (const YAML::Exception& e) {
     throw_input_error(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "malformed YAML: " + e.msg);
   }
