@@ -29,6 +29,7 @@ void add_counts(KinetoReplay& to, const KinetoReplay& c) {
   to.stream_waits_dropped += c.stream_waits_dropped;
   to.gaps += c.gaps;
   to.step_waits += c.step_waits;
+  to.repairs += c.repairs;
 }
 
 // The rank a file's name gives (rank-N, rank_N or rankN, "rank" not after

@@ -210,7 +210,151 @@ TEST(KinetoReplay, AStepWaitsForTheCollectivesBeforeIt) {
   EXPECT_EQ(r.counts.stream_waits, 0);
 }
 
+// The irregularities of real traces, replayed by rule (kineto_replay.h).
+// A copy that starts 33 us before the kernel ahead of it on its stream
+// ends runs after it: K1 5-105 us, the copy traced at 72-122 runs 105-155,
+// K2 (traced 1 us after the copy) 156-206, and the step, which waits for
+// K2 at a synchronisation, is 33 us longer than traced.
+TEST(KinetoReplay, AnActivityOverlappingTheOneAheadRunsAfterIt) {
+  std::string s = R"({"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": [)";
+  s += R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0.0, "dur": 300.0},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 0.0, "dur": 3.0, "args": {"correlation": 1}},)";
+  s += R"({"ph": "X", "cat": "kernel", "name": "K1", "ts": 5.0, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": 1}},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "tid": 1, "ts": 10.0, "dur": 3.0, "args": {"correlation": 2}},)";
+  s += R"({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD", "ts": 72.0, "dur": 50.0, "args": {"device": 0, "stream": 7, "correlation": 2}},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 20.0, "dur": 3.0, "args": {"correlation": 3}},)";
+  s += R"({"ph": "X", "cat": "kernel", "name": "K2", "ts": 123.0, "dur": 50.0, "args": {"device": 0, "stream": 7, "correlation": 3}},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "tid": 1, "ts": 30.0, "dur": 150.0, "args": {"correlation": 4}})";
+  s += "]}";
+  const kineto::Trace t = kineto::parse_trace(s, "overlap.json");
+  EXPECT_EQ(t.repairs.overlapping, 1);
+  EXPECT_EQ(t.repairs.largest_overlap, 33'000);
+  KinetoRunOptions o;
+  o.simulate_comm = false;
+  o.timeline_ranks = 1;
+  const KinetoReport r = run_kineto(platform("hgx-a100", 1), {t}, o);
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].measured_ps, 300'000'000);
+  EXPECT_EQ(r.steps[0].replayed_ps, 333'000'000);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  ASSERT_EQ(r.timelines[0].spans.size(), 3u);
+  EXPECT_EQ(r.timelines[0].spans[1].replayed_start, 105'000'000);  // the copy, after K1
+  EXPECT_EQ(r.timelines[0].spans[1].replayed_end, 155'000'000);
+  EXPECT_EQ(r.timelines[0].spans[2].replayed_start, 156'000'000);  // K2, 1 us after it as traced
+  EXPECT_EQ(r.activities_on_time, 1);
+  EXPECT_EQ(r.largest_start_gap_ps, 33'000'000);
+  EXPECT_EQ(r.counts.repairs.overlapping, 1);
+}
+
+// A kernel launched before the profiling window opened (its correlation
+// names no call of the trace) starts where it did, and the kernel queued
+// behind it too; it is no CPU launch.
+TEST(KinetoReplay, AnActivityWhoseLaunchIsNotInTheTraceStartsWhereItDid) {
+  std::string s = R"({"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": [)";
+  s += R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0.0, "dur": 100.0},)";
+  s += R"({"ph": "X", "cat": "kernel", "name": "K0", "ts": 3.0, "dur": 10.0, "args": {"device": 0, "stream": 7, "correlation": 9}},)";
+  s += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 1.0, "dur": 3.0, "args": {"correlation": 1}},)";
+  s += R"({"ph": "X", "cat": "kernel", "name": "K1", "ts": 20.0, "dur": 30.0, "args": {"device": 0, "stream": 7, "correlation": 1}})";
+  s += "]}";
+  const kineto::Trace t = kineto::parse_trace(s, "early.json");
+  EXPECT_EQ(t.repairs.unlaunched, 1);
+  KinetoRunOptions o;
+  o.simulate_comm = false;
+  o.timeline_ranks = 1;
+  const KinetoReport r = run_kineto(platform("hgx-a100", 1), {t}, o);
+  EXPECT_EQ(r.steps[0].replayed_ps, 100'000'000);
+  EXPECT_EQ(r.activities_on_time, 2);
+  EXPECT_EQ(r.largest_start_gap_ps, 0);
+  EXPECT_EQ(r.timelines[0].spans[0].replayed_start, 3'000'000);
+  EXPECT_EQ(r.counts.launches, 1);
+  EXPECT_EQ(r.counts.kernels, 2);
+  EXPECT_EQ(r.counts.repairs.unlaunched, 1);
+}
+
+// A trace whose every event is written twice replays as the trace itself,
+// communication measured and simulated.
+TEST(KinetoReplay, EventsWrittenTwiceReplayAsOnce) {
+  const std::string once = gpu_bound_step();
+  const std::size_t open = once.find("\"traceEvents\": [") + 16, close = once.rfind(']');
+  const std::string events = once.substr(open, close - open);
+  const std::string twice = once.substr(0, close) + "," + events + "]}";
+  const kineto::Trace t1 = kineto::parse_trace(once, "step.json");
+  const kineto::Trace t2 = kineto::parse_trace(twice, "step.json");
+  EXPECT_EQ(t2.repairs.duplicates(), 9);  // a step, 5 calls, 3 activities
+  const PlatformConfig p = platform("hgx-a100", 1);
+  for (const bool simulate : {false, true}) {
+    const KinetoReport a = replay(t1, p, simulate), b = replay(t2, p, simulate);
+    EXPECT_EQ(b.steps[0].replayed_ps, a.steps[0].replayed_ps);
+    EXPECT_EQ(b.total_ps, a.total_ps);
+    EXPECT_EQ(b.comm_replayed_ps, a.comm_replayed_ps);
+    EXPECT_EQ(b.counts.launches, a.counts.launches);
+    EXPECT_EQ(b.counts.repairs.duplicates(), 9);
+  }
+}
+
+// HTA's rank 0 of the 128-rank job with its defects injected
+// (tools/kineto-defects/derive.py) replays its steps as the clean trace
+// does, every duration as traced; the copy moved 33 us early runs after the
+// kernel ahead of it, and 19 activities queued behind it on the compute
+// stream, and a SendRecv waiting for them, start 33 us late too.
+TEST(KinetoReplay, ARealTraceWithDefectsInjectedReplaysItsSteps) {
+  const PlatformConfig p = platform("hgx-a100", 16);
+  const KinetoReport clean = replay(hta("ws128_sampled.rank0.json.gz"), p, false);
+  const KinetoReport r = replay(hta("ws128_defects.rank0.json.gz"), p, false);
+  ASSERT_EQ(r.steps.size(), 2u);
+  for (std::size_t s = 0; s < 2; ++s) {
+    EXPECT_EQ(r.steps[s].measured_ps, clean.steps[s].measured_ps);
+    EXPECT_EQ(r.steps[s].replayed_ps, clean.steps[s].replayed_ps);
+  }
+  EXPECT_EQ(r.steps[0].replayed_ps, 607'361'000'000);
+  EXPECT_EQ(r.activities, 1204);
+  EXPECT_EQ(r.activities_on_time, 1184);
+  EXPECT_EQ(r.largest_start_gap_ps, 33'000'000);
+  EXPECT_EQ(r.counts.launches, 1199);
+  EXPECT_EQ(r.counts.repairs.unlaunched, 5);
+  EXPECT_EQ(r.counts.repairs.duplicates(), 6);
+}
+
 class KinetoCli : public test::CliTest {};
+
+// What was repaired is in the report: a line of text, JSON's `repairs`
+// (the job's, and each rank's) and ranks.csv.
+TEST_F(KinetoCli, TheReportCountsWhatWasRepaired) {
+  const std::string trace = test::data_dir() + "/kineto/ws128_defects.rank0.json.gz";
+  const std::vector<std::string> args = {"run", "--kineto", trace, "--platform", "hgx-a100", "--nodes", "16"};
+  const test::CliRun text = run(args);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("# repaired: 6 events written twice, the copies dropped (3 GPU activities, 2 runtime calls, 1 ProfilerStep); "
+                          "1 activity started before the work ahead on its stream ended (by up to 33.000 us), replayed after it; "
+                          "5 GPU activities whose launch is not in the trace, replayed from their traced start\n"),
+            std::string::npos)
+      << text.out;
+  std::vector<std::string> json = args;
+  for (const std::string& a : {std::string("--json"), std::string("--csv"), (dir_ / "out").string()}) json.push_back(a);
+  const test::CliRun r = run(json);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = parse_json(r.out);
+  EXPECT_EQ(j["repairs"]["duplicate_gpu_activities"], 3);
+  EXPECT_EQ(j["repairs"]["duplicate_calls"], 2);
+  EXPECT_EQ(j["repairs"]["duplicate_steps"], 1);
+  EXPECT_EQ(j["repairs"]["duplicate_stream_waits"], 0);
+  EXPECT_EQ(j["repairs"]["overlapping_activities"], 1);
+  EXPECT_EQ(j["repairs"]["largest_overlap_ns"], 33000);
+  EXPECT_EQ(j["repairs"]["activities_without_launch"], 5);
+  EXPECT_EQ(j["ranks"][0]["repairs"], j["repairs"]);
+  const auto rows = test::read_csv(dir_ / "out" / "ranks.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("file"), trace);
+  EXPECT_EQ(rows[0].at("duplicate_gpu_activities"), "3");
+  EXPECT_EQ(rows[0].at("overlapping_activities"), "1");
+  EXPECT_EQ(rows[0].at("largest_overlap_ns"), "33000");
+  EXPECT_EQ(rows[0].at("activities_without_launch"), "5");
+  // A clean trace says nothing of repairs, and counts none.
+  const test::CliRun clean = run({"run", "--kineto", test::data_dir() + "/kineto/ws128_sampled.rank0.json.gz", "--platform", "hgx-a100",
+                                  "--nodes", "16"});
+  ASSERT_EQ(clean.status, 0) << clean.err;
+  EXPECT_EQ(clean.out.find("repaired"), std::string::npos) << clean.out;
+}
 
 TEST_F(KinetoCli, ReplaysATraceAsJsonAndCsv) {
   const std::string trace = test::data_dir() + "/kineto/a100x2_nccl2.17_allreduce.rank0.json.gz";

@@ -10,6 +10,7 @@
 #include "workload/formats/kineto_replay.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -61,11 +62,24 @@ Stream find_compute_stream(const Trace& t, KinetoReplay& out) {
   return main;
 }
 
+// A launch that is not in the trace has no thread.
+constexpr long long kNoThread = std::numeric_limits<long long>::min();
+
 // Each activity's launching call and launch latency.
 struct Launches {
-  std::vector<std::size_t> launcher;               // per activity: its call (index into Trace::runtime)
+  std::vector<std::size_t> launcher;               // per activity: its call (call() below)
   std::vector<Ns> latency;                         // per activity: from its call's start to its own, at least 0
   std::vector<std::vector<std::size_t>> launched;  // per call: the activities it launched
+  // Calls i < Trace::runtime.size() are the trace's; after them, launches
+  // that are not in it (kineto::Repairs::unlaunched): one per correlation no
+  // call names, on no thread, at the traced start of its first activity or,
+  // if earlier, at the launch of the first work after it on its stream (so
+  // that the replay keeps stream order: an activity is added to its
+  // stream's queue when its launch is reached).
+  std::vector<RuntimeCall> outside;
+  const RuntimeCall& call(const Trace& t, std::size_t i) const {
+    return i < t.runtime.size() ? t.runtime[i] : outside[i - t.runtime.size()];
+  }
 };
 
 // An activity launched while the work it waits for (its stream's previous
@@ -73,7 +87,10 @@ struct Launches {
 // it: that end, and the GPU's gap after it, set its start, and its own
 // latency is unknown; the trace's median stands for it, over the
 // activities nothing ended before on their device between their launch and
-// their start (the GPU took them as launched). Sets out.median_launch_latency.
+// their start (the GPU took them as launched). An activity whose launch is
+// not in the trace (Launches::outside) takes as latency what lies between
+// that launch and its traced start, so that it starts there, and none is
+// counted in the median. Sets out.median_launch_latency.
 Launches measure_launches(const Trace& t, KinetoReplay& out) {
   Launches l;
   std::unordered_map<long long, std::size_t> call_of;
@@ -86,12 +103,45 @@ Launches measure_launches(const Trace& t, KinetoReplay& out) {
   std::vector<Ns> free_latencies;
   for (std::size_t k = 0; k < t.gpu.size(); ++k) {
     const GpuActivity& a = t.gpu[k];
-    l.launcher[k] = call_of.at(a.correlation);  // the reader checked every correlation
-    const Ns launched_at = t.runtime[l.launcher[k]].ts;
+    const auto traced = call_of.find(a.correlation);
+    if (traced != call_of.end()) {
+      l.launcher[k] = traced->second;
+    } else {
+      const auto [it, fresh] = call_of.try_emplace(a.correlation, t.runtime.size() + l.outside.size());
+      if (fresh) {
+        RuntimeCall c;
+        c.ts = a.ts;
+        c.correlation = a.correlation;
+        c.tid = kNoThread;
+        l.outside.push_back(c);
+      }
+      l.launcher[k] = it->second;
+    }
+  }
+  if (!l.outside.empty()) {
+    // Backwards: per stream, the earliest launch of the work after.
+    std::map<Stream, Ns> next_launch;
+    for (std::size_t k = t.gpu.size(); k-- > 0;) {
+      const GpuActivity& a = t.gpu[k];
+      const auto next = next_launch.find({a.device, a.stream});
+      Ns at = 0;
+      if (l.launcher[k] < t.runtime.size()) {
+        at = t.runtime[l.launcher[k]].ts;
+      } else {
+        RuntimeCall& c = l.outside[l.launcher[k] - t.runtime.size()];
+        c.ts = std::min(c.ts, next == next_launch.end() ? a.ts : std::min(a.ts, next->second));
+        at = c.ts;
+      }
+      next_launch[{a.device, a.stream}] = next == next_launch.end() ? at : std::min(next->second, at);
+    }
+  }
+  for (std::size_t k = 0; k < t.gpu.size(); ++k) {
+    const GpuActivity& a = t.gpu[k];
+    const Ns launched_at = l.call(t, l.launcher[k]).ts;
     l.latency[k] = std::max<Ns>(0, a.ts - launched_at);
     std::multiset<Ns>& e = ends[a.device];
     const auto between = e.lower_bound(launched_at);
-    if (between == e.end() || *between > a.ts) free_latencies.push_back(l.latency[k]);
+    if (l.launcher[k] < t.runtime.size() && (between == e.end() || *between > a.ts)) free_latencies.push_back(l.latency[k]);
     e.insert(a.ts + a.dur);
   }
   if (!free_latencies.empty()) {
@@ -99,7 +149,7 @@ Launches measure_launches(const Trace& t, KinetoReplay& out) {
                      free_latencies.end());
     out.median_launch_latency = free_latencies[free_latencies.size() / 2];
   }
-  l.launched.resize(t.runtime.size());
+  l.launched.resize(t.runtime.size() + l.outside.size());
   for (std::size_t k = 0; k < t.gpu.size(); ++k) l.launched[l.launcher[k]].push_back(k);
   return l;
 }
@@ -118,9 +168,9 @@ struct Timeline {
   std::unordered_map<long long, std::vector<std::size_t>> waits_of_call, waits_of_record;
 };
 
-// The merged timeline: launches, synchronisations, waits on events, event
-// records a wait names, steps, and the end (the last step's, or where both
-// the CPU and the GPU are done).
+// The merged timeline: launches (the trace's, and those not in it),
+// synchronisations, waits on events, event records a wait names, steps, and
+// the end (the last step's, or where both the CPU and the GPU are done).
 Timeline merge_timeline(const Trace& t, const Launches& l) {
   Timeline tl;
   for (std::size_t w = 0; w < t.stream_waits.size(); ++w) {
@@ -128,6 +178,8 @@ Timeline merge_timeline(const Trace& t, const Launches& l) {
     tl.waits_of_record[t.stream_waits[w].record_correlation].push_back(w);
   }
   std::vector<Point>& points = tl.points;
+  // Launches not in the trace go first among points of one time.
+  for (std::size_t j = 0; j < l.outside.size(); ++j) points.push_back({Point::kLaunch, l.outside[j].ts, t.runtime.size() + j});
   for (std::size_t i = 0; i < t.runtime.size(); ++i) {
     const std::string& name = t.name_of(t.runtime[i].name);
     if (!l.launched[i].empty()) {
@@ -336,11 +388,14 @@ class GraphBuilder {
     if (it != nccl_last_launched_by_.end()) compute_waits_for_[call.tid] = it->second;
   }
 
+  // A launch: its activities; a cudaMemcpy also synchronises. A launch that
+  // is not in the trace is no CPU launch.
   void launch(std::size_t call) {
-    ++out_.launches;
-    const RuntimeCall& r = t_.runtime[call];
+    const bool traced = call < t_.runtime.size();
+    if (traced) ++out_.launches;
+    const RuntimeCall& r = l_.call(t_, call);
     for (std::size_t k : l_.launched[call]) activity(k, r.tid);
-    if (synchronises(t_.name_of(r.name))) synchronise(r);
+    if (traced && synchronises(t_.name_of(r.name))) synchronise(r);
   }
 
   // What activity k waits for on the GPU: the activity before it on its
@@ -389,11 +444,13 @@ class GraphBuilder {
 
   // The launch's delays: a queued activity starts after what it waited for
   // by the gap the trace shows and takes at most the median latency; any
-  // other its own measured latency, from the chain's launch point.
+  // other its own measured latency, from the chain's launch point (one
+  // whose launch is not in the trace: from there to its traced start).
   void add_launch_delays(Deps& d, std::size_t k) {
     const GpuActivity& a = t_.gpu[k];
     const std::uint32_t launch[1] = {chain_};
-    const bool queued = d.gating_end >= 0 && t_.runtime[l_.launcher[k]].ts + out_.median_launch_latency <= d.gating_end;
+    const bool traced = l_.launcher[k] < t_.runtime.size();
+    const bool queued = traced && d.gating_end >= 0 && t_.runtime[l_.launcher[k]].ts + out_.median_launch_latency <= d.gating_end;
     if (queued && a.ts > d.gating_end) {
       // The GPU's gap between the work it waited for and its start.
       const std::uint32_t from[1] = {d.nodes[d.gating]};
@@ -406,10 +463,14 @@ class GraphBuilder {
 
   // Activity k's node: a NCCL kernel as its collective (or its measured
   // duration), compute-stream work on the compute stream, other streams'
-  // work as delays.
+  // work as delays. An activity that started before the work ahead of it on
+  // its stream ended (kineto::Repairs::overlapping) runs after it all the
+  // same; the stream's measured end is then the later of the two.
   void activity(std::size_t k, long long tid) {
     const GpuActivity& a = t_.gpu[k];
     const Stream s{a.device, a.stream};
+    Ns stream_end = a.ts + a.dur;
+    if (const auto it = last_end_on_stream_.find(s); it != last_end_on_stream_.end()) stream_end = std::max(stream_end, it->second);
     Deps d = gpu_deps(a, s, tid);
     add_launch_delays(d, k);
     Kernel measured;
@@ -436,7 +497,7 @@ class GraphBuilder {
       if (a.kind == kineto::GpuKind::kMemset) ++out_.sets;
       if (s == main_) {
         n = add(KinetoNodeRole::kCompute, WorkNodeKind::kCompute, g_.add_kernel(measured), d.nodes);
-        main_nodes_.emplace_back(n, a.ts + a.dur);
+        main_nodes_.emplace_back(n, stream_end);
       } else {
         ++out_.side_stream_activities;
         n = add(KinetoNodeRole::kSideStream, WorkNodeKind::kDelay, g_.add_kernel(measured), d.nodes);
@@ -444,7 +505,7 @@ class GraphBuilder {
     }
     node_of_[k] = n;
     last_on_stream_[s] = n;
-    last_end_on_stream_[s] = a.ts + a.dur;
+    last_end_on_stream_[s] = stream_end;
   }
 
   const Trace& t_;
@@ -514,6 +575,7 @@ void register_kineto_format(WorkloadFormatRegistry& registry) {
 KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   KinetoReplay out;
   out.stream_waits_dropped = t.stream_waits_dropped;
+  out.repairs = t.repairs;
   out.graph.source = t.file;
   const Stream main = find_compute_stream(t, out);
   const Launches launches = measure_launches(t, out);

@@ -14,9 +14,13 @@
 // (by more than the trace's median latency) queued: it takes the median
 // latency, and starts after what it waited for by the gap the trace shows
 // (the GPU's few microseconds between queued kernels, or a wait the trace
-// does not show); any other takes its own measured latency. The busiest stream's kernels, copies and sets run on the
-// rank's compute stream at their measured durations; other streams' beside
-// it as delays. Across streams: a trace with cuda_sync "Stream Wait Event"
+// does not show); any other takes its own measured latency. What the
+// reader repaired (kineto::Repairs) replays by rule: an activity that
+// overlapped the work ahead on its stream runs after it, in stream order;
+// one whose launch is not in the trace is launched at its traced start
+// with no latency (a point of the CPU's chain of its own, on no thread).
+// The busiest stream's kernels, copies and sets run on the rank's compute
+// stream at their measured durations; other streams' beside it as delays. Across streams: a trace with cuda_sync "Stream Wait Event"
 // activities (enable_cuda_sync_events) says for each cudaStreamWaitEvent
 // which cudaEventRecord it waits on, and the waiting stream's next activity
 // waits for the last one launched on the recorded stream before the record.
@@ -85,6 +89,7 @@ struct KinetoReplay {
   long long stream_waits = 0;  // activities that waited for an event recorded on another stream (cuda_sync)
   long long stream_waits_dropped = 0;  // the trace's Stream Wait Events that name no record in it
   long long step_waits = 0;    // waits of a step's first compute activity for the NCCL kernels before it
+  kineto::Repairs repairs;     // what the reader repaired in the trace
   // Each GPU activity's node (trace order), and the measured start of the
   // first chain point (the replay's time 0).
   std::vector<std::uint32_t> activity_nodes;
