@@ -72,6 +72,22 @@ std::vector<kineto::Trace> read_kineto_traces(const std::string& path) {
   return traces;
 }
 
+KinetoClocks align_kineto_clocks(const std::vector<kineto::Trace>& traces) {
+  KinetoClocks c;
+  if (traces.size() < 2) return c;
+  const bool steps = !traces.front().steps.empty();
+  c.basis = steps ? "first ProfilerStep" : "first launch";
+  kineto::Ns lead = 0;  // the most any rank's replay runs before its aligned instant
+  std::vector<kineto::Ns> origin;
+  for (const kineto::Trace& t : traces) {
+    origin.push_back(kineto_replay_origin(t));
+    c.aligned.push_back(steps && !t.steps.empty() ? t.steps.front().ts : origin.back());
+    lead = std::max(lead, c.aligned.back() - origin.back());
+  }
+  for (std::size_t i = 0; i < traces.size(); ++i) c.start.push_back(c.aligned[i] - lead);
+  return c;
+}
+
 KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto::Trace>& traces, const KinetoRunOptions& options) {
   const KinetoJob job(traces, platform, options.job);
   options.progress.stage("building");
@@ -83,10 +99,12 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
   ro.simulate_comm = options.simulate_comm;
   ro.job_ranks = job.traced_world();
   ro.group_gpus = [&job](const std::vector<int>& ranks, const std::string& name) { return job.group_gpus(ranks, name); };
+  const KinetoClocks clocks = align_kineto_clocks(traces);
   std::vector<KinetoReplay> replays;
   replays.reserve(traces.size());
   std::vector<Rank> reps;
   for (std::size_t i : order) {
+    if (!clocks.start.empty()) ro.start_ns = clocks.start[i];
     replays.push_back(kineto_replay(traces[i], ro));
     reps.push_back(job.gpu(job.job_rank(i)));
   }
@@ -114,6 +132,7 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
   rep.one_for_all = job.one_for_all();
   rep.placement = job.placement();
   rep.assumptions = job.assumptions();
+  rep.clock_alignment = clocks.basis;
   rep.simulate_comm = options.simulate_comm;
   rep.total_ps = ex.finish_ps();
   rep.collectives = ex.collectives_created().size();
@@ -126,6 +145,7 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
     rr.file = trace.file;
     rr.rank = job.job_rank(order[k]);
     rr.gpu = reps[k];
+    if (!clocks.aligned.empty()) rr.clock_offset_ns = clocks.aligned[order[k]] - clocks.aligned[order.front()];
     for (std::size_t s = 0; s + 1 < replay.anchors.size(); ++s) {
       KinetoStepRecord step;
       step.number = replay.step_numbers[s];

@@ -1,5 +1,6 @@
 #include "report/kineto_report.h"
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -53,6 +54,27 @@ std::string repairs_line(const kineto::Repairs& f) {
   return s.empty() ? s : s + "\n";
 }
 
+// How several ranks' clocks were aligned, and each one's offset; empty for
+// one trace.
+std::string clocks_line(const KinetoReport& r) {
+  if (r.ranks.size() < 2) return "";
+  std::string s = fmt::format("# clocks: the ranks' replays aligned at their {}{}; each clock against rank {}'s:", r.clock_alignment,
+                              r.clock_alignment == "first ProfilerStep" && !r.steps.empty() ? fmt::format(" (#{})", r.steps.front().number) : "",
+                              r.ranks.front().rank);
+  constexpr std::size_t kListed = 8;
+  const KinetoRankRecord* largest = &r.ranks[1];
+  for (std::size_t k = 1; k < r.ranks.size(); ++k) {
+    const KinetoRankRecord& rr = r.ranks[k];
+    if (std::abs(rr.clock_offset_ns) > std::abs(largest->clock_offset_ns)) largest = &rr;
+    if (k <= kListed) s += fmt::format("{} rank {} {:+.3f} ms", k > 1 ? "," : "", rr.rank, static_cast<double>(rr.clock_offset_ns) / 1e6);
+  }
+  if (r.ranks.size() - 1 > kListed) {
+    s += fmt::format(" and {} more (the largest: rank {} {:+.3f} ms)", r.ranks.size() - 1 - kListed, largest->rank,
+                     static_cast<double>(largest->clock_offset_ns) / 1e6);
+  }
+  return s + "\n";
+}
+
 nlohmann::json repairs_json(const kineto::Repairs& f) {
   return {{"duplicate_gpu_activities", f.duplicate_activities}, {"duplicate_calls", f.duplicate_calls},
           {"duplicate_steps", f.duplicate_steps}, {"duplicate_stream_waits", f.duplicate_waits},
@@ -86,6 +108,7 @@ std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform)
   out += fmt::format("# CPU: {} launches, {} synchronisations; median launch latency {:.3f} us\n", c.launches, c.syncs,
                      static_cast<double>(c.median_launch_latency) / 1e3);
   out += repairs_line(c.repairs);
+  out += clocks_line(r);
   out += c.stream_waits > 0 ? fmt::format("# across streams: {} waits on recorded events (cuda_sync{})\n", c.stream_waits,
                                           c.stream_waits_dropped > 0 ? fmt::format("; {} Stream Wait Events naming no record in the trace left out",
                                                                                    c.stream_waits_dropped)
@@ -139,7 +162,8 @@ nlohmann::json kineto_json(const KinetoReport& r) {
     for (const KinetoStepRecord& s : k.steps) {
       st.push_back({{"step", s.number}, {"measured_ns", s.measured_ps / 1000}, {"replayed_ns", s.replayed_ps / 1000}, {"error", s.error()}});
     }
-    ranks.push_back({{"kineto", k.file}, {"rank", k.rank}, {"gpu", k.gpu}, {"steps", st}, {"repairs", repairs_json(k.counts.repairs)}});
+    ranks.push_back({{"kineto", k.file}, {"rank", k.rank}, {"gpu", k.gpu}, {"clock_offset_ns", k.clock_offset_ns}, {"steps", st},
+                     {"repairs", repairs_json(k.counts.repairs)}});
   }
   nlohmann::json why = nlohmann::json::object();
   for (const auto& [w, n] : c.measured_why) why[w] = n;
@@ -152,6 +176,7 @@ nlohmann::json kineto_json(const KinetoReport& r) {
           {"one_trace_for_every_rank", r.ranks.size() == 1 && r.job_ranks > 1},
           {"placement", r.placement},
           {"assumptions", r.assumptions},
+          {"clock_alignment", r.clock_alignment.empty() ? "one trace" : r.clock_alignment},
           {"ranks", ranks},
           {"npus", r.npus},
           {"communication", r.simulate_comm ? "simulated" : "measured"},
@@ -190,11 +215,11 @@ void write_kineto_csv(const KinetoReport& r, const std::string& dir) {
     write_output_file((std::filesystem::path(dir) / "rank_steps.csv").string(), per, "--csv");
   }
   std::string ranks =
-      "rank,gpu,file,duplicate_gpu_activities,duplicate_calls,duplicate_steps,duplicate_stream_waits,overlapping_activities,"
+      "rank,gpu,file,clock_offset_ns,duplicate_gpu_activities,duplicate_calls,duplicate_steps,duplicate_stream_waits,overlapping_activities,"
       "largest_overlap_ns,activities_without_launch\n";
   for (const KinetoRankRecord& k : r.ranks) {
     const kineto::Repairs& f = k.counts.repairs;
-    ranks += (CsvLine() << k.rank << k.gpu << k.file << f.duplicate_activities << f.duplicate_calls << f.duplicate_steps
+    ranks += (CsvLine() << k.rank << k.gpu << k.file << k.clock_offset_ns << f.duplicate_activities << f.duplicate_calls << f.duplicate_steps
                         << f.duplicate_waits << f.overlapping << f.largest_overlap << f.unlaunched)
                  .text();
   }

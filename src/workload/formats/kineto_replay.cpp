@@ -1,8 +1,9 @@
 // A PyTorch profiler trace as one rank's work graph (kineto_replay.h).
 //
 // kineto_replay takes four steps, each a function below: it picks the
-// compute stream (find_compute_stream), measures each activity's launch
-// latency and the trace's median (measure_launches), merges the launches,
+// compute stream (find_compute_stream), finds each activity's launch
+// (find_launches) and measures its latency and the trace's median
+// (measure_latencies), merges the launches,
 // synchronisations, event waits and records, and steps into one timeline
 // (merge_timeline), and walks that timeline in time order building the
 // graph (GraphBuilder: the CPU's chain, and at each launch the activity's
@@ -14,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -82,25 +84,13 @@ struct Launches {
   }
 };
 
-// An activity launched while the work it waits for (its stream's previous
-// activity, or a dependency across streams) was still to end queued behind
-// it: that end, and the GPU's gap after it, set its start, and its own
-// latency is unknown; the trace's median stands for it, over the
-// activities nothing ended before on their device between their launch and
-// their start (the GPU took them as launched). An activity whose launch is
-// not in the trace (Launches::outside) takes as latency what lies between
-// that launch and its traced start, so that it starts there, and none is
-// counted in the median. Sets out.median_launch_latency.
-Launches measure_launches(const Trace& t, KinetoReplay& out) {
+// Each activity's launching call, and the launches not in the trace.
+Launches find_launches(const Trace& t) {
   Launches l;
   std::unordered_map<long long, std::size_t> call_of;
   call_of.reserve(t.runtime.size());
   for (std::size_t i = 0; i < t.runtime.size(); ++i) call_of.emplace(t.runtime[i].correlation, i);
   l.launcher.resize(t.gpu.size());
-  l.latency.assign(t.gpu.size(), 0);
-  // Per device, the ends of its activities so far (any stream).
-  std::map<int, std::multiset<Ns>> ends;
-  std::vector<Ns> free_latencies;
   for (std::size_t k = 0; k < t.gpu.size(); ++k) {
     const GpuActivity& a = t.gpu[k];
     const auto traced = call_of.find(a.correlation);
@@ -135,6 +125,25 @@ Launches measure_launches(const Trace& t, KinetoReplay& out) {
       next_launch[{a.device, a.stream}] = next == next_launch.end() ? at : std::min(next->second, at);
     }
   }
+  l.launched.resize(t.runtime.size() + l.outside.size());
+  for (std::size_t k = 0; k < t.gpu.size(); ++k) l.launched[l.launcher[k]].push_back(k);
+  return l;
+}
+
+// An activity launched while the work it waits for (its stream's previous
+// activity, or a dependency across streams) was still to end queued behind
+// it: that end, and the GPU's gap after it, set its start, and its own
+// latency is unknown; the trace's median stands for it, over the
+// activities nothing ended before on their device between their launch and
+// their start (the GPU took them as launched). An activity whose launch is
+// not in the trace (Launches::outside) takes as latency what lies between
+// that launch and its traced start, so that it starts there, and none is
+// counted in the median. Sets out.median_launch_latency.
+void measure_latencies(const Trace& t, Launches& l, KinetoReplay& out) {
+  l.latency.assign(t.gpu.size(), 0);
+  // Per device, the ends of its activities so far (any stream).
+  std::map<int, std::multiset<Ns>> ends;
+  std::vector<Ns> free_latencies;
   for (std::size_t k = 0; k < t.gpu.size(); ++k) {
     const GpuActivity& a = t.gpu[k];
     const Ns launched_at = l.call(t, l.launcher[k]).ts;
@@ -149,9 +158,6 @@ Launches measure_launches(const Trace& t, KinetoReplay& out) {
                      free_latencies.end());
     out.median_launch_latency = free_latencies[free_latencies.size() / 2];
   }
-  l.launched.resize(t.runtime.size() + l.outside.size());
-  for (std::size_t k = 0; k < t.gpu.size(); ++k) l.launched[l.launcher[k]].push_back(k);
-  return l;
 }
 
 // One point of the merged launch timeline, in time order.
@@ -276,9 +282,14 @@ struct Deps {
 // point, and each point does what its kind says (kineto_replay.h).
 class GraphBuilder {
  public:
-  GraphBuilder(const Trace& t, const KinetoReplayOptions& o, KinetoReplay& out, const Launches& l, const Timeline& tl, Stream main)
-      : t_(t), o_(o), out_(out), g_(out.graph), l_(l), tl_(tl), main_(main), release_(tl.points.front().ts),
-        node_of_(t.gpu.size(), WorkGraph::kNone) {}
+  // The replay's time 0 stands for `start` on the trace's clock, at or
+  // before the first point.
+  GraphBuilder(const Trace& t, const KinetoReplayOptions& o, KinetoReplay& out, const Launches& l, const Timeline& tl, Stream main,
+               Ns start)
+      : t_(t), o_(o), out_(out), g_(out.graph), l_(l), tl_(tl), main_(main), start_(start), release_(start),
+        node_of_(t.gpu.size(), WorkGraph::kNone) {
+    if (start > tl.points.front().ts) throw std::logic_error("kineto_replay: a start after the trace's first point");
+  }
 
   void reach(const Point& p) {
     // The chain reaches the point: the CPU's own time since the last release.
@@ -300,7 +311,7 @@ class GraphBuilder {
   // The run ends once the GPU is done too.
   void finish() {
     out_.activity_nodes = std::move(node_of_);
-    out_.origin_ns = tl_.points.front().ts;
+    out_.origin_ns = start_;
     std::vector<std::uint32_t> tail = std::move(awaited_);
     tail.push_back(chain_);
     for (const auto& [s, n] : last_on_stream_) tail.push_back(n);
@@ -515,6 +526,7 @@ class GraphBuilder {
   const Launches& l_;
   const Timeline& tl_;
   const Stream main_;
+  const Ns start_;
 
   std::uint32_t chain_ = WorkGraph::kNone;
   Ns release_;
@@ -572,15 +584,18 @@ void register_kineto_format(WorkloadFormatRegistry& registry) {
   registry.add(std::move(e));
 }
 
+Ns kineto_replay_origin(const Trace& t) { return merge_timeline(t, find_launches(t)).points.front().ts; }
+
 KinetoReplay kineto_replay(const Trace& t, const KinetoReplayOptions& o) {
   KinetoReplay out;
   out.stream_waits_dropped = t.stream_waits_dropped;
   out.repairs = t.repairs;
   out.graph.source = t.file;
   const Stream main = find_compute_stream(t, out);
-  const Launches launches = measure_launches(t, out);
+  Launches launches = find_launches(t);
+  measure_latencies(t, launches, out);
   const Timeline timeline = merge_timeline(t, launches);
-  GraphBuilder b(t, o, out, launches, timeline, main);
+  GraphBuilder b(t, o, out, launches, timeline, main, o.start_ns.value_or(timeline.points.front().ts));
   for (const Point& p : timeline.points) b.reach(p);
   b.finish();
   return out;

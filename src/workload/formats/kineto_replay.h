@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ struct KinetoReplayOptions {
   // layout on the platform: driver/kineto_job.h); the ranks themselves when
   // empty.
   std::function<std::vector<Rank>(const std::vector<int>&, const std::string& group_name)> group_gpus;
+  // The instant of the trace's clock the replay's time 0 stands for, at or
+  // before kineto_replay_origin(trace); the CPU's chain begins with the time
+  // between the two (several ranks' traces aligned: driver/kineto_run.h).
+  // Unset: the origin itself.
+  std::optional<kineto::Ns> start_ns;
 };
 
 // What each node of a replay stands for (the Chakra export needs it).
@@ -90,8 +96,8 @@ struct KinetoReplay {
   long long stream_waits_dropped = 0;  // the trace's Stream Wait Events that name no record in it
   long long step_waits = 0;    // waits of a step's first compute activity for the NCCL kernels before it
   kineto::Repairs repairs;     // what the reader repaired in the trace
-  // Each GPU activity's node (trace order), and the measured start of the
-  // first chain point (the replay's time 0).
+  // Each GPU activity's node (trace order), and the instant of the trace's
+  // clock that the replay's time 0 stands for (KinetoReplayOptions::start_ns).
   std::vector<std::uint32_t> activity_nodes;
   kineto::Ns origin_ns = 0;
   long long main_stream = 0;
@@ -102,6 +108,9 @@ struct KinetoReplay {
 // Throws InputError (naming the trace and the event) for what cannot be
 // replayed: a collective group with ranks outside the job.
 KinetoReplay kineto_replay(const kineto::Trace& trace, const KinetoReplayOptions& options);
+// Where a replay of the trace begins: its first launch, synchronisation,
+// event wait or record, or step.
+kineto::Ns kineto_replay_origin(const kineto::Trace& trace);
 
 // A NCCL collective's name in a trace ("allreduce", "_allgather_base", ...)
 // as an operation; nullopt for names acesim does not simulate.
