@@ -52,14 +52,29 @@ long long rank_in_name(const std::string& name) {
 std::vector<kineto::Trace> read_kineto_traces(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) return {kineto::read_trace_file(path)};
+  if (!fs::is_directory(fs::status(path, ec))) return {kineto::read_trace_file(path)};
+  // Every .json / .json.gz entry is a trace and must be a regular file
+  // (links followed); an entry that cannot be looked at (a symbolic link
+  // that loops or leads nowhere) may be one: both are refused, naming it.
+  // Other entries (a README, a subdirectory) are left alone.
   std::vector<std::string> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) files.push_back(e.path().string());
+  fs::directory_iterator it(path, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    const bool trace = name.ends_with(".json") || name.ends_with(".json.gz");
+    std::error_code entry_ec;
+    const fs::file_status st = fs::status(p, entry_ec);
+    if (entry_ec || (trace && !fs::is_regular_file(st))) {
+      const std::string why = kineto::why_not_a_trace_file(p.string());
+      throw InputError(p.string() + ": " + (why.empty() ? "cannot be read" : why));
+    }
+    if (trace) files.push_back(p.string());
   }
   if (ec) throw InputError(fmt::format("{}: cannot list the directory: {}", path, ec.message()));
-  if (files.empty()) throw InputError(path + ": a directory with no trace in it (.json or .json.gz files, one per rank)");
+  if (files.empty()) {
+    throw InputError(path + ": a directory with no trace in it (.json or .json.gz files, one per rank; subdirectories are not searched)");
+  }
   std::sort(files.begin(), files.end());
   std::vector<kineto::Trace> traces;
   for (const std::string& f : files) {

@@ -108,8 +108,10 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
 
 // The traces --kineto PATH names: one file, or every .json / .json.gz file
 // of a directory (one per rank). Throws InputError for a directory without
-// traces and for a file whose name says one rank (rank-N, rank_N, rankN)
-// but whose distributedInfo says another.
+// traces, an entry named as a trace that is no regular file (a FIFO, a
+// directory; links followed), an entry that is a symbolic link looping or
+// leading nowhere, and a file whose name says one rank (rank-N, rank_N,
+// rankN) but whose distributedInfo says another.
 std::vector<kineto::Trace> read_kineto_traces(const std::string& path);
 
 }  // namespace acesim

@@ -4,6 +4,9 @@
 // simulated, a GPU-bound step changes by exactly the collective's time.
 #include "workload/formats/kineto_replay.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -395,7 +398,75 @@ TEST_F(KinetoCli, BadInput) {
   expect_bad_input({"run", "--kineto", test::data_dir() + "/kineto/ws128_sampled.rank0.json.gz", "--platform", "hgx-a100"},
                    {"128 ranks", "8 GPUs"});
   expect_bad_input({"run", "--kineto", trace, "--iterations", "3"}, {"--iterations"});
-  expect_bad_input({"run", "--kineto", (dir_ / "none.json").string()}, {"none.json", "cannot open"});
+  expect_bad_input({"run", "--kineto", (dir_ / "none.json").string()}, {"none.json: cannot open the trace file: No such file or directory"});
+}
+
+// A --kineto directory lists its traces: every .json / .json.gz entry must
+// be a trace file, and an entry that cannot be looked at may be one; each
+// is one line naming it, exit status 2 (a symbolic link that loops was an
+// internal error, exit 1; a link to nothing, a FIFO or a subdirectory named
+// as a trace was skipped, and the job replayed without that rank).
+TEST_F(KinetoCli, ADirectoryEntryThatIsNoTraceFileIsRefusedNamingIt) {
+  namespace fs = std::filesystem;
+  const std::string rank0 = test::data_dir() + "/kineto/ws128_sampled.rank0.json.gz";
+  const auto folder = [&](const std::string& name) {
+    const fs::path d = dir_ / name;
+    fs::create_directories(d);
+    fs::copy_file(rank0, d / "ws128_sampled.rank0.json.gz");
+    return d;
+  };
+  const auto refused = [&](const fs::path& d, const std::string& what) {
+    expect_bad_input({"run", "--kineto", d.string(), "--platform", "hgx-a100", "--nodes", "16"}, {what});
+  };
+  const fs::path loop = folder("loop");
+  fs::create_symlink("loop", loop / "loop");
+  refused(loop, (loop / "loop").string() + ": not a trace file: a symbolic link that loops");
+  const fs::path dangling = folder("dangling");
+  fs::create_symlink("gone.json", dangling / "rank1.json");
+  refused(dangling, (dangling / "rank1.json").string() + ": not a trace file: a symbolic link to 'gone.json', which does not exist");
+  const fs::path fifo = folder("fifo");
+  ASSERT_EQ(mkfifo((fifo / "rank1.json").c_str(), 0600), 0);
+  refused(fifo, (fifo / "rank1.json").string() + ": not a trace file: a FIFO (named pipe)");
+  const fs::path sub = folder("sub");
+  fs::create_directories(sub / "rank1.json.gz");
+  refused(sub, (sub / "rank1.json.gz").string() + ": not a trace file: a directory");
+  // A file that cannot be read: /proc/self/mem fails every read at offset 0
+  // (EIO), for root too.
+  const fs::path unreadable = folder("unreadable");
+  fs::create_symlink("/proc/self/mem", unreadable / "rank1.json");
+  refused(unreadable, (unreadable / "rank1.json").string() + ": cannot read the trace file: Input/output error");
+  if (geteuid() != 0) {  // root reads a file of mode 000
+    const fs::path denied = folder("denied");
+    fs::copy_file(rank0, denied / "rank1.json.gz");
+    fs::permissions(denied / "rank1.json.gz", fs::perms::none);
+    refused(denied, (denied / "rank1.json.gz").string() + ": cannot open the trace file: Permission denied");
+  }
+  // Entries not named as traces are left alone: a README, a subdirectory, a FIFO.
+  const fs::path other = folder("other");
+  std::ofstream(other / "README.md") << "rank 0\n";
+  fs::create_directories(other / "plots");
+  ASSERT_EQ(mkfifo((other / "pipe").c_str(), 0600), 0);
+  const test::CliRun ok = expect_ok({"run", "--kineto", other.string(), "--platform", "hgx-a100", "--nodes", "16", "--json"});
+  EXPECT_EQ(parse_json(ok.out)["ranks"].size(), 1u);
+}
+
+// A path named to --kineto that is no trace file is refused in one line
+// without being opened: /dev/zero was read as empty JSON ("The document is
+// empty"), a FIFO blocked forever.
+TEST_F(KinetoCli, ANamedPathThatIsNoTraceFileIsRefused) {
+  namespace fs = std::filesystem;
+  const auto refused = [&](const std::string& path, const std::string& what) {
+    expect_bad_input({"run", "--kineto", path, "--platform", "hgx-a100"}, {path + ": " + what});
+  };
+  refused("/dev/zero", "not a trace file: a character device");
+  const fs::path fifo = dir_ / "pipe.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  refused(fifo.string(), "not a trace file: a FIFO (named pipe)");
+  fs::create_symlink("loop.json", dir_ / "loop.json");
+  refused((dir_ / "loop.json").string(), "not a trace file: a symbolic link that loops");
+  fs::create_symlink("gone.json", dir_ / "link.json");
+  refused((dir_ / "link.json").string(), "not a trace file: a symbolic link to 'gone.json', which does not exist");
+  refused("/proc/self/mem", "cannot read the trace file: Input/output error");
 }
 
 

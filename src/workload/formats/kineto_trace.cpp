@@ -2,7 +2,10 @@
 #include "workload/formats/kineto_trace.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <cstdlib>
 #include <new>
 #include <cmath>
@@ -87,11 +90,14 @@ class GzStream {
   void fill() {
     pos_ = len_ = 0;
     if (done_) return;
+    errno = 0;
     const int n = gzread(f_, buf_.data(), static_cast<unsigned>(buf_.size()));
+    const int read_errno = errno;
     int code = Z_OK;
     const char* msg = gzerror(f_, &code);
     if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) {
       error_ = code == Z_BUF_ERROR ? "the gzip data ends early (truncated file)"
+               : code == Z_ERRNO   ? fmt::format("cannot read the trace file: {}", read_errno != 0 ? std::strerror(read_errno) : "read error")
                                    : fmt::format("corrupt gzip data ({})", msg != nullptr ? msg : "read error");
       done_ = true;
       return;
@@ -637,9 +643,38 @@ Trace parse_trace(std::string_view json, const std::string& file) {
   return parse(s, file);
 }
 
+std::string why_not_a_trace_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec) {
+    std::error_code link_ec;
+    const bool link = fs::is_symlink(fs::symlink_status(path, link_ec));
+    if (ec == std::errc::too_many_symbolic_link_levels) return "not a trace file: a symbolic link that loops";
+    if (link && ec == std::errc::no_such_file_or_directory) {
+      const fs::path to = fs::read_symlink(path, link_ec);
+      return fmt::format("not a trace file: a symbolic link to '{}', which does not exist", link_ec ? std::string("?") : to.string());
+    }
+    return "cannot open the trace file: " + ec.message();
+  }
+  switch (st.type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::directory: return "not a trace file: a directory";
+    case fs::file_type::fifo: return "not a trace file: a FIFO (named pipe)";
+    case fs::file_type::character: return "not a trace file: a character device";
+    case fs::file_type::block: return "not a trace file: a block device";
+    case fs::file_type::socket: return "not a trace file: a socket";
+    default: return "not a trace file: not a regular file";
+  }
+}
+
 Trace read_trace_file(const std::string& path) {
+  if (const std::string why = why_not_a_trace_file(path); !why.empty()) throw InputError(path + ": " + why);
+  errno = 0;
   gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw InputError(path + ": cannot open the trace file");
+  if (f == nullptr) {
+    throw InputError(fmt::format("{}: cannot open the trace file: {}", path, errno != 0 ? std::strerror(errno) : "out of memory"));
+  }
   struct Closer {
     gzFile f;
     ~Closer() { gzclose(f); }

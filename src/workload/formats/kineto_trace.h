@@ -129,8 +129,15 @@ inline constexpr std::uint64_t kMaxTraceBytes = 16ULL << 30;  // uncompressed JS
 inline constexpr std::size_t kMaxEvents = 50'000'000;
 inline constexpr int kMaxRanks = 1 << 24;
 
-// Reads one trace file (.json, or gzip-compressed .json.gz).
+// Reads one trace file (.json, or gzip-compressed .json.gz). Only a regular
+// file (links followed) is read: a FIFO, a device or a directory is
+// refused, never opened (a FIFO would block).
 Trace read_trace_file(const std::string& path);
+// Why `path` cannot be read as a trace file, for a message after "PATH: ":
+// "" for a regular file; else what it is ("not a trace file: a FIFO",
+// "not a trace file: a symbolic link that loops", ...) or why it cannot be
+// looked at ("cannot open the trace file: Permission denied").
+std::string why_not_a_trace_file(const std::string& path);
 // Parses a trace's JSON text; `file` names it in errors.
 Trace parse_trace(std::string_view json, const std::string& file);
 
