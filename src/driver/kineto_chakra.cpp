@@ -175,8 +175,10 @@ ChakraExportSummary export_kineto_chakra(const std::vector<kineto::Trace>& trace
   s.ranks = job.world();
   chakra::GroupNames groups;
   std::vector<std::unique_ptr<KinetoReplay>> replays(traces.size());
+  const KinetoClocks clocks = align_kineto_clocks(traces);  // as run_kineto replays them
   for (long long r = 0; r < job.world(); ++r) {
     const std::size_t i = trace_of[static_cast<std::size_t>(r)];
+    if (!clocks.start.empty()) ro.start_ns = clocks.start[i];
     if (!replays[i]) replays[i] = std::make_unique<KinetoReplay>(kineto_replay(traces[i], ro));
     const chakra::Trace t = rank_trace(traces[i], *replays[i], static_cast<Rank>(job.job_rank(i)), static_cast<Rank>(r), job.world(), groups);
     s.nodes += static_cast<long long>(t.nodes.size());

@@ -29,6 +29,7 @@ void add_counts(KinetoReplay& to, const KinetoReplay& c) {
   to.stream_waits_dropped += c.stream_waits_dropped;
   to.gaps += c.gaps;
   to.step_waits += c.step_waits;
+  to.repairs += c.repairs;
 }
 
 // The rank a file's name gives (rank-N, rank_N or rankN, "rank" not after
@@ -51,14 +52,29 @@ long long rank_in_name(const std::string& name) {
 std::vector<kineto::Trace> read_kineto_traces(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) return {kineto::read_trace_file(path)};
+  if (!fs::is_directory(fs::status(path, ec))) return {kineto::read_trace_file(path)};
+  // Every .json / .json.gz entry is a trace and must be a regular file
+  // (links followed); an entry that cannot be looked at (a symbolic link
+  // that loops or leads nowhere) may be one: both are refused, naming it.
+  // Other entries (a README, a subdirectory) are left alone.
   std::vector<std::string> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) files.push_back(e.path().string());
+  fs::directory_iterator it(path, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    const bool trace = name.ends_with(".json") || name.ends_with(".json.gz");
+    std::error_code entry_ec;
+    const fs::file_status st = fs::status(p, entry_ec);
+    if (entry_ec || (trace && !fs::is_regular_file(st))) {
+      const std::string why = kineto::why_not_a_trace_file(p.string());
+      throw InputError(p.string() + ": " + (why.empty() ? "cannot be read" : why));
+    }
+    if (trace) files.push_back(p.string());
   }
   if (ec) throw InputError(fmt::format("{}: cannot list the directory: {}", path, ec.message()));
-  if (files.empty()) throw InputError(path + ": a directory with no trace in it (.json or .json.gz files, one per rank)");
+  if (files.empty()) {
+    throw InputError(path + ": a directory with no trace in it (.json or .json.gz files, one per rank; subdirectories are not searched)");
+  }
   std::sort(files.begin(), files.end());
   std::vector<kineto::Trace> traces;
   for (const std::string& f : files) {
@@ -69,6 +85,22 @@ std::vector<kineto::Trace> read_kineto_traces(const std::string& path) {
     }
   }
   return traces;
+}
+
+KinetoClocks align_kineto_clocks(const std::vector<kineto::Trace>& traces) {
+  KinetoClocks c;
+  if (traces.size() < 2) return c;
+  const bool steps = !traces.front().steps.empty();
+  c.basis = steps ? "first ProfilerStep" : "first launch";
+  kineto::Ns lead = 0;  // the most any rank's replay runs before its aligned instant
+  std::vector<kineto::Ns> origin;
+  for (const kineto::Trace& t : traces) {
+    origin.push_back(kineto_replay_origin(t));
+    c.aligned.push_back(steps && !t.steps.empty() ? t.steps.front().ts : origin.back());
+    lead = std::max(lead, c.aligned.back() - origin.back());
+  }
+  for (std::size_t i = 0; i < traces.size(); ++i) c.start.push_back(c.aligned[i] - lead);
+  return c;
 }
 
 KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto::Trace>& traces, const KinetoRunOptions& options) {
@@ -82,10 +114,12 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
   ro.simulate_comm = options.simulate_comm;
   ro.job_ranks = job.traced_world();
   ro.group_gpus = [&job](const std::vector<int>& ranks, const std::string& name) { return job.group_gpus(ranks, name); };
+  const KinetoClocks clocks = align_kineto_clocks(traces);
   std::vector<KinetoReplay> replays;
   replays.reserve(traces.size());
   std::vector<Rank> reps;
   for (std::size_t i : order) {
+    if (!clocks.start.empty()) ro.start_ns = clocks.start[i];
     replays.push_back(kineto_replay(traces[i], ro));
     reps.push_back(job.gpu(job.job_rank(i)));
   }
@@ -113,6 +147,7 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
   rep.one_for_all = job.one_for_all();
   rep.placement = job.placement();
   rep.assumptions = job.assumptions();
+  rep.clock_alignment = clocks.basis;
   rep.simulate_comm = options.simulate_comm;
   rep.total_ps = ex.finish_ps();
   rep.collectives = ex.collectives_created().size();
@@ -125,6 +160,7 @@ KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto
     rr.file = trace.file;
     rr.rank = job.job_rank(order[k]);
     rr.gpu = reps[k];
+    if (!clocks.aligned.empty()) rr.clock_offset_ns = clocks.aligned[order[k]] - clocks.aligned[order.front()];
     for (std::size_t s = 0; s + 1 < replay.anchors.size(); ++s) {
       KinetoStepRecord step;
       step.number = replay.step_numbers[s];

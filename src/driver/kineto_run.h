@@ -57,6 +57,10 @@ struct KinetoRankRecord {
   std::string file;
   long long rank = 0;  // in the job
   Rank gpu = 0;
+  // Its clock against the first traced rank's (KinetoReport::ranks[0]):
+  // where its aligned instant (KinetoClocks) lies on its clock, less where
+  // the first rank's lies on its own. 0 with one trace.
+  kineto::Ns clock_offset_ns = 0;
   std::vector<KinetoStepRecord> steps;
   KinetoReplay counts;  // the graph's counts (its graph emptied)
 };
@@ -67,6 +71,7 @@ struct KinetoReport {
   bool one_for_all = true;  // one trace stands for every rank
   std::string placement;
   std::vector<std::string> assumptions;
+  std::string clock_alignment;  // KinetoClocks::basis
   bool simulate_comm = true;
   // The job's steps: each step's slowest traced rank, measured and replayed.
   std::vector<KinetoStepRecord> steps;
@@ -85,13 +90,28 @@ struct KinetoReport {
   std::vector<KinetoTimeline> timelines;  // options.timeline_ranks of them
 };
 
+// Several ranks' traces each have their own host's clock. Their replays are
+// aligned at the ranks' first ProfilerStep (the same step on every rank:
+// KinetoJob checks), each replay starting so that those steps start
+// together, which is when the last rank's work before its step is done;
+// without ProfilerSteps, at their first launches (kineto_replay_origin).
+// One trace keeps its own origin.
+struct KinetoClocks {
+  std::string basis;               // "first ProfilerStep" or "first launch"; "" for one trace
+  std::vector<kineto::Ns> aligned;  // per trace: the instant aligned, on its clock
+  std::vector<kineto::Ns> start;    // per trace: KinetoReplayOptions::start_ns
+};
+KinetoClocks align_kineto_clocks(const std::vector<kineto::Trace>& traces);
+
 // Throws InputError for what KinetoJob refuses and what cannot be replayed.
 KinetoReport run_kineto(const PlatformConfig& platform, const std::vector<kineto::Trace>& traces, const KinetoRunOptions& options);
 
 // The traces --kineto PATH names: one file, or every .json / .json.gz file
 // of a directory (one per rank). Throws InputError for a directory without
-// traces and for a file whose name says one rank (rank-N, rank_N, rankN)
-// but whose distributedInfo says another.
+// traces, an entry named as a trace that is no regular file (a FIFO, a
+// directory; links followed), an entry that is a symbolic link looping or
+// leading nowhere, and a file whose name says one rank (rank-N, rank_N,
+// rankN) but whose distributedInfo says another.
 std::vector<kineto::Trace> read_kineto_traces(const std::string& path);
 
 }  // namespace acesim

@@ -1,5 +1,6 @@
 #include "report/kineto_report.h"
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -21,6 +22,64 @@ std::string comm_line(const KinetoReport& r) {
                               c.collectives_simulated + c.collectives_measured, c.collectives_simulated, c.collectives_measured);
   for (const auto& [why, n] : c.measured_why) s += fmt::format("\n#   {} measured: {}", n, why);
   return s;
+}
+
+std::string counted(long long n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+
+// What the reader repaired in the traces (kineto::Repairs), one line; empty
+// when nothing was.
+std::string repairs_line(const kineto::Repairs& f) {
+  std::string s;
+  const auto part = [&](const std::string& p) { s += (s.empty() ? "# repaired: " : "; ") + p; };
+  if (f.duplicates() > 0) {
+    std::string kinds;
+    const auto kind = [&](long long n, const char* one, const char* many) {
+      if (n > 0) kinds += (kinds.empty() ? "" : ", ") + counted(n, one, many);
+    };
+    kind(f.duplicate_activities, "GPU activity", "GPU activities");
+    kind(f.duplicate_calls, "runtime call", "runtime calls");
+    kind(f.duplicate_steps, "ProfilerStep", "ProfilerSteps");
+    kind(f.duplicate_waits, "Stream Wait Event", "Stream Wait Events");
+    part(fmt::format("{} written twice, the copies dropped ({})", counted(f.duplicates(), "event", "events"), kinds));
+  }
+  if (f.overlapping > 0) {
+    part(fmt::format("{} before the work ahead on {} stream ended (by up to {:.3f} us), replayed after it",
+                     counted(f.overlapping, "activity started", "activities started"), f.overlapping == 1 ? "its" : "their",
+                     static_cast<double>(f.largest_overlap) / 1e3));
+  }
+  if (f.unlaunched > 0) {
+    part(fmt::format("{} whose launch is not in the trace, replayed from {} traced start",
+                     counted(f.unlaunched, "GPU activity", "GPU activities"), f.unlaunched == 1 ? "its" : "their"));
+  }
+  return s.empty() ? s : s + "\n";
+}
+
+// How several ranks' clocks were aligned, and each one's offset; empty for
+// one trace.
+std::string clocks_line(const KinetoReport& r) {
+  if (r.ranks.size() < 2) return "";
+  std::string s = fmt::format("# clocks: the ranks' replays aligned at their {}{}; each clock against rank {}'s:", r.clock_alignment,
+                              r.clock_alignment == "first ProfilerStep" && !r.steps.empty() ? fmt::format(" (#{})", r.steps.front().number) : "",
+                              r.ranks.front().rank);
+  constexpr std::size_t kListed = 8;
+  const KinetoRankRecord* largest = &r.ranks[1];
+  for (std::size_t k = 1; k < r.ranks.size(); ++k) {
+    const KinetoRankRecord& rr = r.ranks[k];
+    if (std::abs(rr.clock_offset_ns) > std::abs(largest->clock_offset_ns)) largest = &rr;
+    if (k <= kListed) s += fmt::format("{} rank {} {:+.3f} ms", k > 1 ? "," : "", rr.rank, static_cast<double>(rr.clock_offset_ns) / 1e6);
+  }
+  if (r.ranks.size() - 1 > kListed) {
+    s += fmt::format(" and {} more (the largest: rank {} {:+.3f} ms)", r.ranks.size() - 1 - kListed, largest->rank,
+                     static_cast<double>(largest->clock_offset_ns) / 1e6);
+  }
+  return s + "\n";
+}
+
+nlohmann::json repairs_json(const kineto::Repairs& f) {
+  return {{"duplicate_gpu_activities", f.duplicate_activities}, {"duplicate_calls", f.duplicate_calls},
+          {"duplicate_steps", f.duplicate_steps}, {"duplicate_stream_waits", f.duplicate_waits},
+          {"overlapping_activities", f.overlapping}, {"largest_overlap_ns", f.largest_overlap},
+          {"activities_without_launch", f.unlaunched}};
 }
 
 }  // namespace
@@ -48,6 +107,8 @@ std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform)
                      c.kernels, c.copies, c.sets, c.streams, c.main_stream, c.side_stream_activities);
   out += fmt::format("# CPU: {} launches, {} synchronisations; median launch latency {:.3f} us\n", c.launches, c.syncs,
                      static_cast<double>(c.median_launch_latency) / 1e3);
+  out += repairs_line(c.repairs);
+  out += clocks_line(r);
   out += c.stream_waits > 0 ? fmt::format("# across streams: {} waits on recorded events (cuda_sync{})\n", c.stream_waits,
                                           c.stream_waits_dropped > 0 ? fmt::format("; {} Stream Wait Events naming no record in the trace left out",
                                                                                    c.stream_waits_dropped)
@@ -101,7 +162,8 @@ nlohmann::json kineto_json(const KinetoReport& r) {
     for (const KinetoStepRecord& s : k.steps) {
       st.push_back({{"step", s.number}, {"measured_ns", s.measured_ps / 1000}, {"replayed_ns", s.replayed_ps / 1000}, {"error", s.error()}});
     }
-    ranks.push_back({{"kineto", k.file}, {"rank", k.rank}, {"gpu", k.gpu}, {"steps", st}});
+    ranks.push_back({{"kineto", k.file}, {"rank", k.rank}, {"gpu", k.gpu}, {"clock_offset_ns", k.clock_offset_ns}, {"steps", st},
+                     {"repairs", repairs_json(k.counts.repairs)}});
   }
   nlohmann::json why = nlohmann::json::object();
   for (const auto& [w, n] : c.measured_why) why[w] = n;
@@ -114,6 +176,7 @@ nlohmann::json kineto_json(const KinetoReport& r) {
           {"one_trace_for_every_rank", r.ranks.size() == 1 && r.job_ranks > 1},
           {"placement", r.placement},
           {"assumptions", r.assumptions},
+          {"clock_alignment", r.clock_alignment.empty() ? "one trace" : r.clock_alignment},
           {"ranks", ranks},
           {"npus", r.npus},
           {"communication", r.simulate_comm ? "simulated" : "measured"},
@@ -126,6 +189,7 @@ nlohmann::json kineto_json(const KinetoReport& r) {
                    {"stream_wait_events_without_record", c.stream_waits_dropped}, {"queued_gaps", c.gaps},
                    {"step_waits_for_collectives", c.step_waits}}},
           {"collectives", {{"simulated", c.collectives_simulated}, {"measured", c.collectives_measured}, {"measured_why", why}}},
+          {"repairs", repairs_json(c.repairs)},
           {"activities", r.activities},
           {"activities_on_time", r.activities_on_time},
           {"largest_start_gap_ns", r.largest_start_gap_ps / 1000},
@@ -150,6 +214,16 @@ void write_kineto_csv(const KinetoReport& r, const std::string& dir) {
     }
     write_output_file((std::filesystem::path(dir) / "rank_steps.csv").string(), per, "--csv");
   }
+  std::string ranks =
+      "rank,gpu,file,clock_offset_ns,duplicate_gpu_activities,duplicate_calls,duplicate_steps,duplicate_stream_waits,overlapping_activities,"
+      "largest_overlap_ns,activities_without_launch\n";
+  for (const KinetoRankRecord& k : r.ranks) {
+    const kineto::Repairs& f = k.counts.repairs;
+    ranks += (CsvLine() << k.rank << k.gpu << k.file << k.clock_offset_ns << f.duplicate_activities << f.duplicate_calls << f.duplicate_steps
+                        << f.duplicate_waits << f.overlapping << f.largest_overlap << f.unlaunched)
+                 .text();
+  }
+  write_output_file((std::filesystem::path(dir) / "ranks.csv").string(), ranks, "--csv");
 }
 
 nlohmann::json kineto_trace_events(const KinetoReport& r) {

@@ -14,7 +14,8 @@ std::string format_kineto(const KinetoReport& r, const PlatformConfig& platform)
 nlohmann::json kineto_json(const KinetoReport& r);
 // DIR/steps.csv: one row per ProfilerStep, measured and replayed (the
 // slowest traced rank's); with several traced ranks also DIR/rank_steps.csv,
-// one row per rank and step.
+// one row per rank and step; DIR/ranks.csv, one row per traced rank: its
+// trace, its clock's offset and what the reader repaired in it.
 void write_kineto_csv(const KinetoReport& r, const std::string& dir);
 // The Perfetto trace of --trace: per kept rank, one process of its GPU
 // activities as measured and one as replayed, a thread per CUDA stream and

@@ -14,9 +14,13 @@
 // (by more than the trace's median latency) queued: it takes the median
 // latency, and starts after what it waited for by the gap the trace shows
 // (the GPU's few microseconds between queued kernels, or a wait the trace
-// does not show); any other takes its own measured latency. The busiest stream's kernels, copies and sets run on the
-// rank's compute stream at their measured durations; other streams' beside
-// it as delays. Across streams: a trace with cuda_sync "Stream Wait Event"
+// does not show); any other takes its own measured latency. What the
+// reader repaired (kineto::Repairs) replays by rule: an activity that
+// overlapped the work ahead on its stream runs after it, in stream order;
+// one whose launch is not in the trace is launched at its traced start
+// with no latency (a point of the CPU's chain of its own, on no thread).
+// The busiest stream's kernels, copies and sets run on the rank's compute
+// stream at their measured durations; other streams' beside it as delays. Across streams: a trace with cuda_sync "Stream Wait Event"
 // activities (enable_cuda_sync_events) says for each cudaStreamWaitEvent
 // which cudaEventRecord it waits on, and the waiting stream's next activity
 // waits for the last one launched on the recorded stream before the record.
@@ -38,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +58,11 @@ struct KinetoReplayOptions {
   // layout on the platform: driver/kineto_job.h); the ranks themselves when
   // empty.
   std::function<std::vector<Rank>(const std::vector<int>&, const std::string& group_name)> group_gpus;
+  // The instant of the trace's clock the replay's time 0 stands for, at or
+  // before kineto_replay_origin(trace); the CPU's chain begins with the time
+  // between the two (several ranks' traces aligned: driver/kineto_run.h).
+  // Unset: the origin itself.
+  std::optional<kineto::Ns> start_ns;
 };
 
 // What each node of a replay stands for (the Chakra export needs it).
@@ -85,8 +95,9 @@ struct KinetoReplay {
   long long stream_waits = 0;  // activities that waited for an event recorded on another stream (cuda_sync)
   long long stream_waits_dropped = 0;  // the trace's Stream Wait Events that name no record in it
   long long step_waits = 0;    // waits of a step's first compute activity for the NCCL kernels before it
-  // Each GPU activity's node (trace order), and the measured start of the
-  // first chain point (the replay's time 0).
+  kineto::Repairs repairs;     // what the reader repaired in the trace
+  // Each GPU activity's node (trace order), and the instant of the trace's
+  // clock that the replay's time 0 stands for (KinetoReplayOptions::start_ns).
   std::vector<std::uint32_t> activity_nodes;
   kineto::Ns origin_ns = 0;
   long long main_stream = 0;
@@ -97,6 +108,9 @@ struct KinetoReplay {
 // Throws InputError (naming the trace and the event) for what cannot be
 // replayed: a collective group with ranks outside the job.
 KinetoReplay kineto_replay(const kineto::Trace& trace, const KinetoReplayOptions& options);
+// Where a replay of the trace begins: its first launch, synchronisation,
+// event wait or record, or step.
+kineto::Ns kineto_replay_origin(const kineto::Trace& trace);
 
 // A NCCL collective's name in a trace ("allreduce", "_allgather_base", ...)
 // as an operation; nullopt for names acesim does not simulate.

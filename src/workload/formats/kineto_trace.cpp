@@ -2,11 +2,16 @@
 #include "workload/formats/kineto_trace.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <cstdlib>
 #include <new>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -85,11 +90,14 @@ class GzStream {
   void fill() {
     pos_ = len_ = 0;
     if (done_) return;
+    errno = 0;
     const int n = gzread(f_, buf_.data(), static_cast<unsigned>(buf_.size()));
+    const int read_errno = errno;
     int code = Z_OK;
     const char* msg = gzerror(f_, &code);
     if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) {
       error_ = code == Z_BUF_ERROR ? "the gzip data ends early (truncated file)"
+               : code == Z_ERRNO   ? fmt::format("cannot read the trace file: {}", read_errno != 0 ? std::strerror(read_errno) : "read error")
                                    : fmt::format("corrupt gzip data ({})", msg != nullptr ? msg : "read error");
       done_ = true;
       return;
@@ -440,12 +448,45 @@ std::string fmt_us(Ns ns) {
   return fmt::format("{}{}.{:03d}", ns < 0 ? "-" : "", a / 1000, static_cast<int>(a % 1000));
 }
 
-// What the parse leaves for the checks across events.
+// Drops each event of `v` (in time order) whose key equals an earlier
+// one's; returns how many. Only events of one timestamp can be equal, so
+// each run of one timestamp is sorted by key on its own.
+template <typename T, typename Key>
+long long drop_duplicates(std::vector<T>& v, Key key) {
+  std::vector<bool> copy;
+  long long copies = 0;
+  std::vector<std::size_t> run;
+  for (std::size_t begin = 0, end = 0; begin < v.size(); begin = end) {
+    end = begin + 1;
+    while (end < v.size() && v[end].ts == v[begin].ts) ++end;
+    if (end - begin < 2) continue;
+    run.resize(end - begin);
+    std::iota(run.begin(), run.end(), begin);
+    std::sort(run.begin(), run.end(), [&](std::size_t a, std::size_t b) {
+      const auto ka = key(v[a]), kb = key(v[b]);
+      return ka != kb ? ka < kb : a < b;
+    });
+    for (std::size_t i = 1; i < run.size(); ++i) {
+      if (key(v[run[i]]) == key(v[run[i - 1]])) {
+        if (copy.empty()) copy.assign(v.size(), false);
+        copy[run[i]] = true;
+        ++copies;
+      }
+    }
+  }
+  if (copies == 0) return 0;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (copy[i]) continue;
+    if (kept != i) v[kept] = std::move(v[i]);
+    ++kept;
+  }
+  v.erase(v.begin() + static_cast<std::ptrdiff_t>(kept), v.end());
+  return copies;
+}
+
+// What the parse leaves for the checks across events, and the repairs.
 void check(Trace& t) {
-  const auto name = [&](std::uint32_t i) {
-    const std::string& n = t.names[i];
-    return n.size() > 80 ? n.substr(0, 77) + "..." : n;
-  };
   if (t.gpu.empty()) {
     throw InputError(t.file + ": no GPU activity (kernel, gpu_memcpy or gpu_memset events): profile with "
                               "ProfilerActivity.CUDA");
@@ -477,30 +518,35 @@ void check(Trace& t) {
   std::stable_sort(t.gpu.begin(), t.gpu.end(), by_time);
   std::stable_sort(t.runtime.begin(), t.runtime.end(), by_time);
   std::stable_sort(t.steps.begin(), t.steps.end(), by_time);
-  // One stream runs one thing at a time.
-  std::map<std::pair<int, long long>, std::size_t> last;
-  for (std::size_t i = 0; i < t.gpu.size(); ++i) {
-    const GpuActivity& a = t.gpu[i];
-    const auto [it, first] = last.try_emplace({a.device, a.stream}, i);
+  // Events written twice: the copies dropped.
+  Repairs& fix = t.repairs;
+  fix.duplicate_activities = drop_duplicates(t.gpu, [](const GpuActivity& a) {
+    return std::tuple(a.ts, a.dur, a.device, a.stream, a.correlation, a.kind, a.name);
+  });
+  fix.duplicate_calls = drop_duplicates(t.runtime, [](const RuntimeCall& r) {
+    return std::tuple(r.ts, r.dur, r.correlation, r.tid, r.name, r.driver);
+  });
+  fix.duplicate_steps = drop_duplicates(t.steps, [](const Step& s) { return std::tuple(s.ts, s.dur, s.number); });
+  // One stream runs one thing at a time: an activity that starts before the
+  // work ahead of it on its stream ends is replayed after it (kineto_replay.h).
+  std::map<std::pair<int, long long>, Ns> stream_end;
+  for (const GpuActivity& a : t.gpu) {
+    const auto [it, first] = stream_end.try_emplace({a.device, a.stream}, a.ts + a.dur);
     if (!first) {
-      const GpuActivity& p = t.gpu[it->second];
-      if (a.ts < p.ts + p.dur) {
-        throw InputError(fmt::format("{}: event '{}' at ts {} starts on device {} stream {} before '{}' (ts {}, dur {} us) ends",
-                                     t.file, name(a.name), fmt_us(a.ts), a.device, a.stream, name(p.name), fmt_us(p.ts),
-                                     fmt_us(p.dur)));
+      if (a.ts < it->second) {
+        ++fix.overlapping;
+        fix.largest_overlap = std::max(fix.largest_overlap, it->second - a.ts);
       }
-      it->second = i;
+      it->second = std::max(it->second, a.ts + a.dur);
     }
   }
-  // Every GPU activity was launched by a runtime or driver call of the trace.
+  // A GPU activity whose launch is not in the trace (launched before the
+  // profiling window opened) is replayed from its traced start.
   std::unordered_set<long long> launched;
   launched.reserve(t.runtime.size());
   for (const RuntimeCall& r : t.runtime) launched.insert(r.correlation);
   for (const GpuActivity& a : t.gpu) {
-    if (launched.count(a.correlation) == 0) {
-      throw InputError(fmt::format("{}: event '{}' at ts {}: correlation {} names no cuda_runtime or cuda_driver call of the trace",
-                                   t.file, name(a.name), fmt_us(a.ts), a.correlation));
-    }
+    if (launched.count(a.correlation) == 0) ++fix.unlaunched;
   }
   // A wait whose call or event record is outside the trace (a profiling
   // window that opened after the record) names nothing to wait for.
@@ -510,6 +556,9 @@ void check(Trace& t) {
   });
   t.stream_waits_dropped += static_cast<long long>(waits - t.stream_waits.size());
   std::stable_sort(t.stream_waits.begin(), t.stream_waits.end(), by_time);
+  fix.duplicate_waits = drop_duplicates(t.stream_waits, [](const StreamWait& w) {
+    return std::tuple(w.ts, w.device, w.stream, w.on_stream, w.correlation, w.record_correlation);
+  });
   for (std::size_t i = 1; i < t.steps.size(); ++i) {
     if (t.steps[i].number <= t.steps[i - 1].number) {
       throw InputError(fmt::format("{}: ProfilerStep#{} at ts {} comes after ProfilerStep#{}", t.file, t.steps[i].number,
@@ -541,6 +590,17 @@ Trace parse(Stream& s, const std::string& file, const std::string* stream_error_
 }
 
 }  // namespace
+
+Repairs& Repairs::operator+=(const Repairs& o) {
+  duplicate_activities += o.duplicate_activities;
+  duplicate_calls += o.duplicate_calls;
+  duplicate_steps += o.duplicate_steps;
+  duplicate_waits += o.duplicate_waits;
+  overlapping += o.overlapping;
+  largest_overlap = std::max(largest_overlap, o.largest_overlap);
+  unlaunched += o.unlaunched;
+  return *this;
+}
 
 std::string_view to_string(GpuKind k) {
   switch (k) {
@@ -583,9 +643,38 @@ Trace parse_trace(std::string_view json, const std::string& file) {
   return parse(s, file);
 }
 
+std::string why_not_a_trace_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec) {
+    std::error_code link_ec;
+    const bool link = fs::is_symlink(fs::symlink_status(path, link_ec));
+    if (ec == std::errc::too_many_symbolic_link_levels) return "not a trace file: a symbolic link that loops";
+    if (link && ec == std::errc::no_such_file_or_directory) {
+      const fs::path to = fs::read_symlink(path, link_ec);
+      return fmt::format("not a trace file: a symbolic link to '{}', which does not exist", link_ec ? std::string("?") : to.string());
+    }
+    return "cannot open the trace file: " + ec.message();
+  }
+  switch (st.type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::directory: return "not a trace file: a directory";
+    case fs::file_type::fifo: return "not a trace file: a FIFO (named pipe)";
+    case fs::file_type::character: return "not a trace file: a character device";
+    case fs::file_type::block: return "not a trace file: a block device";
+    case fs::file_type::socket: return "not a trace file: a socket";
+    default: return "not a trace file: not a regular file";
+  }
+}
+
 Trace read_trace_file(const std::string& path) {
+  if (const std::string why = why_not_a_trace_file(path); !why.empty()) throw InputError(path + ": " + why);
+  errno = 0;
   gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw InputError(path + ": cannot open the trace file");
+  if (f == nullptr) {
+    throw InputError(fmt::format("{}: cannot open the trace file: {}", path, errno != 0 ? std::strerror(errno) : "out of memory"));
+  }
   struct Closer {
     gzFile f;
     ~Closer() { gzclose(f); }
