@@ -167,6 +167,9 @@ TEST_F(KinetoBadInput, EachProblemIsOneLineNamingTheEvent) {
                        R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 1, "dur": 1},)"
                        R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 3, "dur": 1})"),
                  {"ProfilerStep#1", "after ProfilerStep#2"});
+  // A name with a control character (JSON's \u0000) would cut a text report short.
+  expect_refused(trace(launch(1) + "," + kernel(1, "5.0", "3.0", "ge\\u0000mm")),
+                 {"event at ts 5.0: its name 'ge\\x00mm' holds a control character (U+0000) at byte 2"});
 }
 
 // What real clusters' traces get wrong is read by a rule and counted

@@ -264,6 +264,11 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       }
       case Ctx::kDistributed: return distributed_field(v);
       case Ctx::kPg:
+        if (key_ == "pg_name" || key_ == "pg_desc") {
+          if (const std::string why = name_problem(v); !why.empty()) {
+            return fail(fmt::format("distributedInfo.pg_config: {} {} {}", key_, quote(v), why));
+          }
+        }
         if (key_ == "pg_name") t_.groups.back().name.assign(v);
         if (key_ == "pg_desc") t_.groups.back().description.assign(v);
         break;
@@ -337,6 +342,14 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     out = *v;
     return true;
   }
+  // A name reports print (an event's, a group's) is one line of text: a
+  // JSON "\u0000" would cut a text report short.
+  bool named(const std::string& text, const char* what) {
+    if (const std::string why = name_problem(text); !why.empty()) {
+      return fail(fmt::format("event at ts {}: its {} {} {}", e_.ts.empty() ? "?" : e_.ts, what, quote(text), why));
+    }
+    return true;
+  }
   std::uint32_t intern(const std::string& name) {
     const auto [it, added] = ids_.try_emplace(name, static_cast<std::uint32_t>(t_.names.size()));
     if (added) t_.names.push_back(name);
@@ -354,7 +367,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") return gpu_event();
     if (c == "cuda_runtime" || c == "cuda_driver") {
       RuntimeCall r;
-      if (!times(r.ts, r.dur) || !need_int(e_.correlation, "correlation", r.correlation)) return false;
+      if (!times(r.ts, r.dur) || !need_int(e_.correlation, "correlation", r.correlation) || !named(e_.name, "name")) return false;
       r.name = intern(e_.name);
       r.driver = c == "cuda_driver";
       r.tid = parse_int(e_.tid).value_or(0);
@@ -399,6 +412,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     }
     if (device < 0 || device > 1024) return fail(fmt::format("{}: args.device {} is not a GPU index", where(), device));
     a.device = static_cast<int>(device);
+    if (!named(e_.name, "name") || !named(e_.coll_name, "args.Collective name") || !named(e_.pg_name, "args.Process Group Name")) {
+      return false;
+    }
     a.name = intern(e_.name);
     a.nccl = is_nccl_kernel(e_.name);
     if (!e_.coll_name.empty()) {
