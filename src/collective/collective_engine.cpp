@@ -165,6 +165,15 @@ CollectiveId CollectiveEngine::create(const CollectiveRequest& req, CollectiveLi
   }
   c.rank_chunks_done.assign(static_cast<std::size_t>(simulated_ranks()), 0);
   c.rank_arrived.assign(static_cast<std::size_t>(simulated_ranks()), 0);
+  // Several first-phase groups in one collective group, every one simulated:
+  // chunks enter the whole collective group in one order (admit()).
+  if (gated_ && rep_ < 0 && reps_.empty() && c.group_id < 0 && !c.specs.empty() &&
+      c.specs[0].group_size < c.group_npus) {
+    c.coupled = true;
+    for (const Phase& ph : c.phases) c.span_mask |= ph.dims_mask;
+    c.entry_wait.assign(static_cast<std::size_t>(c.phases[0].instances) * c.chunks, -1);
+    c.span_arrived.assign(static_cast<std::size_t>(topo_.num_npus() / c.group_npus), 0);
+  }
   c.serial = created_++;
   if (!released_.empty()) {
     const CollectiveId id = released_.back();
@@ -414,6 +423,47 @@ void CollectiveEngine::arrive(CollectiveId id, Rank rank) {
   for (int chunk = 0; chunk < c.chunks; ++chunk) {
     if (++ph.arrived[g * c.chunks + chunk] == group) ready(id, 0, g, chunk);
   }
+  if (c.coupled && ++c.span_arrived[static_cast<std::size_t>(span_index(c, rank))] == c.group_npus) {
+    // The whole collective group is here: its chunks may enter now, from
+    // whichever first-phase group has a slot.
+    span_members(c, rank, scratch_span_);
+    for (Rank r : scratch_span_) {
+      const std::int32_t q = ph.queue[static_cast<std::size_t>(instance_of(ph, r))];
+      if (q >= 0 && queues_[static_cast<std::size_t>(q)].running < cfg_.active_chunks_per_dim) request_dispatch(q);
+    }
+  }
+}
+
+long long CollectiveEngine::span_index(const Collective& c, Rank r) const {
+  long long idx = 0, weight = 1;
+  for (int d = 0; d < topo_.num_dims(); ++d) {
+    if (c.span_mask & (1u << d)) continue;
+    idx += topo_.coord(r, d) * weight;
+    weight *= topo_.dim(d).npus;
+  }
+  return idx;
+}
+
+void CollectiveEngine::span_members(const Collective& c, Rank r, std::vector<Rank>& out) const {
+  // Rank order: the lowest dimension varies fastest.
+  std::vector<int> dims;
+  Rank base = r;
+  for (int d = 0; d < topo_.num_dims(); ++d) {
+    if (!(c.span_mask & (1u << d))) continue;
+    dims.push_back(d);
+    base -= static_cast<Rank>(topo_.coord(r, d)) * topo_.stride(d);
+  }
+  out.clear();
+  std::vector<int> digits(dims.size(), 0);
+  for (long long m = 0; m < c.group_npus; ++m) {
+    Rank at = base;
+    for (std::size_t i = 0; i < dims.size(); ++i) at += static_cast<Rank>(digits[i]) * topo_.stride(dims[i]);
+    out.push_back(at);
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (++digits[i] < topo_.dim(dims[i]).npus) break;
+      digits[i] = 0;
+    }
+  }
 }
 
 void CollectiveEngine::arrive_all(CollectiveId id) {
@@ -441,19 +491,26 @@ void CollectiveEngine::handle_event(std::uint64_t tag) {
     std::vector<std::int32_t> queues;
     queues.swap(dispatch_queues_);
     std::sort(queues.begin(), queues.end());
-    for (std::int32_t q : queues) dispatch_marked_[static_cast<std::size_t>(q)] = 0;
-    for (std::int32_t q : queues) dispatch(q);
+    // A queue stays marked until its turn: asking for it again before then
+    // (a chunk entering elsewhere made room for it here) changes nothing.
+    for (std::int32_t q : queues) {
+      dispatch_marked_[static_cast<std::size_t>(q)] = 0;
+      dispatch(q);
+    }
     return;
   }
   rank_finished(key_hi(tag), static_cast<Rank>(key_lo(tag)));
 }
 
 void CollectiveEngine::request_dispatch(std::int32_t q) {
-  if (dispatch_marked_.size() <= static_cast<std::size_t>(q)) dispatch_marked_.resize(queues_.size(), 0);
-  if (!dispatch_marked_[static_cast<std::size_t>(q)]) {
-    dispatch_marked_[static_cast<std::size_t>(q)] = 1;
-    dispatch_queues_.push_back(q);
+  if (q == dispatching_) {
+    redispatch_ = true;  // dispatch(q) asks again as it ends, if it can run more
+    return;
   }
+  if (dispatch_marked_.size() <= static_cast<std::size_t>(q)) dispatch_marked_.resize(queues_.size(), 0);
+  if (dispatch_marked_[static_cast<std::size_t>(q)]) return;  // pending already
+  dispatch_marked_[static_cast<std::size_t>(q)] = 1;
+  dispatch_queues_.push_back(q);
   if (!dispatch_pending_) {
     dispatch_pending_ = true;
     sim_.schedule_in(0, this, kDispatchTag, EventPriority::kDefault);
@@ -491,12 +548,119 @@ void CollectiveEngine::ready(CollectiveId id, int phase, long long instance, int
 
 bool CollectiveEngine::admit(const Waiting& w) {
   if (w.phase != 0 || !gated_) return true;
-  const Collective& c = collectives_[w.coll];
+  Collective& c = collectives_[w.coll];
   members(c, 0, w.instance, scratch_members_);
-  return endpoints_->try_enter(scratch_members_, ChunkBytes{c.chunk_in, c.chunk_out, c.kernels.streamed});
+  // Room is given at every NPU in one order, the order in which chunks
+  // enter their collective (docs/model.md, "ace executor"). A chunk held
+  // at some first-phase groups of its collective waits at its later phases
+  // for the others; were another chunk let in before it there, and the
+  // same at the first groups the other way round, both would wait forever.
+  if (c.coupled) {
+    std::int32_t& wait = c.entry_wait[static_cast<std::size_t>(w.instance) * c.chunks + w.chunk];
+    if (wait == 0) return true;  // entered elsewhere; room held here
+    if (wait > 0) {
+      // Entered elsewhere and owed room here: taken in order, as it fits.
+      for (Rank m : scratch_members_) settle_owed(m);
+      return wait == 0;
+    }
+    // The first group to let it in: only once every rank of its collective
+    // group has arrived (so that the room it takes everywhere never waits
+    // on a rank that must first finish something else there).
+    if (c.span_arrived[static_cast<std::size_t>(span_index(c, scratch_members_.front()))] < c.group_npus) return false;
+  }
+  if (owed_total_ > 0 && owes(scratch_members_)) return false;  // older chunks first
+  if (!endpoints_->try_enter(scratch_members_, chunk_bytes(c))) return false;
+  if (c.coupled) start_entry(w.coll, w.instance, w.chunk);
+  return true;
+}
+
+bool CollectiveEngine::owes(std::span<const Rank> ranks) const {
+  for (Rank r : ranks) {
+    if (!owed_[static_cast<std::size_t>(r)].empty()) return true;
+  }
+  return false;
+}
+
+namespace {
+// start_entry: marks a first-phase group with a member whose NPU is not
+// made yet, a bit above its waiting count (a group has fewer than
+// limits::kMaxNpus = 2^24 members).
+constexpr std::int32_t kUntouched = 1 << 24;
+}  // namespace
+
+void CollectiveEngine::start_entry(CollectiveId id, long long instance, int chunk) {
+  Collective& c = collectives_[id];
+  const Phase& ph = c.phases[0];
+  c.entry_wait[static_cast<std::size_t>(instance) * c.chunks + chunk] = 0;
+  if (owed_.empty()) owed_.resize(static_cast<std::size_t>(topo_.num_npus()));
+  span_members(c, base_rank(ph, instance), scratch_span_);
+  scratch_instances_.clear();
+  const ChunkBytes bytes = chunk_bytes(c);
+  for (Rank n : scratch_span_) {
+    const long long g = instance_of(ph, n);
+    if (g == instance) continue;
+    std::int32_t& wait = c.entry_wait[static_cast<std::size_t>(g) * c.chunks + chunk];
+    if (wait < 0) {
+      wait = 0;
+      scratch_instances_.push_back(g);
+    }
+    // Room now where nothing older is owed; an NPU not yet touched takes
+    // it when its group first asks (so NPUs are made in the same order).
+    std::vector<Owed>& list = owed_[static_cast<std::size_t>(n)];
+    if (list.empty()) {
+      if (!endpoints_->touched(n)) {
+        wait |= kUntouched;  // its group's dispatch takes the room (settle_owed)
+      } else if (endpoints_->try_enter(std::span<const Rank>(&n, 1), bytes)) {
+        continue;
+      }
+    }
+    list.push_back(Owed{id, chunk});
+    ++owed_total_;
+    ++wait;
+  }
+  // The groups that may run it now, or that must ask for room themselves,
+  // are dispatched; the others when room frees (a chunk leaving).
+  for (long long g : scratch_instances_) {
+    std::int32_t& wait = c.entry_wait[static_cast<std::size_t>(g) * c.chunks + chunk];
+    const bool untouched = (wait & kUntouched) != 0;
+    wait &= kUntouched - 1;
+    const std::int32_t q = ph.queue[static_cast<std::size_t>(g)];
+    if ((wait == 0 || untouched) && q >= 0 && queues_[static_cast<std::size_t>(q)].running < cfg_.active_chunks_per_dim) {
+      request_dispatch(q);
+    }
+  }
+}
+
+void CollectiveEngine::settle_owed(Rank r) {
+  if (owed_total_ == 0) return;
+  std::vector<Owed>& list = owed_[static_cast<std::size_t>(r)];
+  std::size_t done = 0;
+  while (done < list.size()) {
+    const Owed o = list[done];
+    Collective& c = collectives_[o.coll];
+    if (!endpoints_->try_enter(std::span<const Rank>(&r, 1), chunk_bytes(c))) break;
+    ++done;
+    const Phase& ph = c.phases[0];
+    const long long g = instance_of(ph, r);
+    if (--c.entry_wait[static_cast<std::size_t>(g) * c.chunks + o.chunk] == 0) {
+      const std::int32_t q = ph.queue[static_cast<std::size_t>(g)];
+      if (q >= 0 && queues_[static_cast<std::size_t>(q)].running < cfg_.active_chunks_per_dim) request_dispatch(q);
+    }
+  }
+  list.erase(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(done));
+  owed_total_ -= done;
 }
 
 void CollectiveEngine::dispatch(std::int32_t q) {
+  dispatching_ = q;
+  redispatch_ = false;
+  dispatch_queue(q);
+  dispatching_ = -1;
+  const GroupQueue& gq = queues_[q];
+  if (redispatch_ && gq.running < cfg_.active_chunks_per_dim && !gq.heap.empty()) request_dispatch(q);
+}
+
+void CollectiveEngine::dispatch_queue(std::int32_t q) {
   GroupQueue& gq = queues_[q];
   while (gq.running < cfg_.active_chunks_per_dim && !gq.heap.empty()) {
     // The best waiting chunk that can run now. A chunk entering a
@@ -648,6 +812,8 @@ void CollectiveEngine::rank_finished(CollectiveId id, Rank r) {
     // (a training run creates hundreds of thousands of collectives), keeping
     // what reports read (operation, size, plan, timings).
     std::vector<Phase>().swap(c.phases);
+    std::vector<std::int32_t>().swap(c.entry_wait);
+    std::vector<std::int32_t>().swap(c.span_arrived);
     std::vector<std::int32_t>().swap(c.rank_chunks_done);
     std::vector<std::uint8_t>().swap(c.rank_arrived);
   }
@@ -718,6 +884,12 @@ std::vector<std::string> CollectiveEngine::stuck_report() const {
               (room.empty() ? std::string() : " or " + std::string(room)) + ")";
     }
     if (running > 0) line += "; " + std::to_string(running) + " chunk-phases running";
+    const long long owed = std::count_if(c.entry_wait.begin(), c.entry_wait.end(), [](std::int32_t w) { return w > 0; });
+    if (owed > 0) {
+      const std::string_view room = endpoints_ != nullptr ? endpoints_->entry_resource() : std::string_view();
+      line += "; " + std::to_string(owed) + " chunk-groups entered elsewhere, waiting for " +
+              (room.empty() ? std::string("room") : std::string(room)) + " here";
+    }
     lines.push_back(std::move(line));
   }
   return lines;

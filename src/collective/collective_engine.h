@@ -167,6 +167,17 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     std::optional<NcclChoice> nccl;  // run by NCCL's model
     int nccl_ppn = 1;
     LibraryKernels kernels;  // what its library says of its kernels (NCCL's)
+    // Coupled entry (full simulations where the endpoints gate entry and
+    // the first phase's groups are smaller than the collective's groups):
+    // a chunk enters on every NPU of its collective group, in one order
+    // (see admit()). span_mask: the dimensions its phases span.
+    bool coupled = false;
+    std::uint32_t span_mask = 0;
+    // Per (first-phase group, chunk): -1 before the chunk entered anywhere
+    // in its collective group; then the members still waiting for room.
+    std::vector<std::int32_t> entry_wait;
+    // Per collective group (span_index): ranks arrived.
+    std::vector<std::int32_t> span_arrived;
   };
   struct Waiting {
     std::int64_t order;  // smaller runs first (collective position under the policy)
@@ -216,6 +227,7 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   std::uint64_t queue_key(const Collective& c, const Phase& ph, long long instance) const;
   void ready(CollectiveId id, int phase, long long instance, int chunk);
   void dispatch(std::int32_t queue);
+  void dispatch_queue(std::int32_t queue);
   // Dispatching waits until every completion and arrival of the current
   // instant has been applied, so that what runs next does not depend on the
   // order of simultaneous events (and a symmetric run equals a full one).
@@ -226,7 +238,22 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
   void next_entering(const Waiting& w, std::int32_t queue);
   void advance(const RunningPhase& rp);
   void rank_finished(CollectiveId id, Rank r);
+  // Whether chunk w may run its first phase now: it enters the collective,
+  // holding room at its members' endpoints until it leaves (docs/model.md,
+  // "ace executor": chunks enter every NPU in one order).
   bool admit(const Waiting& w);
+  // A coupled collective's chunk enters its collective group, from the
+  // first-phase group `instance` (whose members hold room already): room
+  // is taken at every other NPU of the group that owes nothing and has it,
+  // the others owe it (owed_).
+  void start_entry(CollectiveId id, long long instance, int chunk);
+  // Takes room at rank r for the chunks r owes, oldest first, while it fits.
+  void settle_owed(Rank r);
+  // The collective group of a coupled collective that holds rank r, and its ranks.
+  long long span_index(const Collective& c, Rank r) const;
+  void span_members(const Collective& c, Rank r, std::vector<Rank>& out) const;
+  bool owes(std::span<const Rank> ranks) const;
+  ChunkBytes chunk_bytes(const Collective& c) const { return ChunkBytes{c.chunk_in, c.chunk_out, c.kernels.streamed}; }
   void transfer_done(std::uint64_t tag) override;
   void handle_event(std::uint64_t tag) override;
 
@@ -276,9 +303,23 @@ class CollectiveEngine final : private TransferListener, private EventHandler {
     std::deque<std::int32_t> rest;
   };
   std::unordered_map<std::uint64_t, Entering> entering_;
+  // Per rank (coupled collectives only): chunks that entered their
+  // collective elsewhere and wait for room here, oldest first. Every NPU
+  // gives room to chunks in the order they entered, so that no two groups
+  // hold room for different chunks while each waits for the other's.
+  struct Owed {
+    CollectiveId coll;
+    std::int32_t chunk;
+  };
+  std::vector<std::vector<Owed>> owed_;
+  std::size_t owed_total_ = 0;
+  std::vector<Rank> scratch_span_;
+  std::vector<long long> scratch_instances_;
   std::vector<std::int32_t> dispatch_queues_;
   std::vector<std::uint8_t> dispatch_marked_;  // per queue
   bool dispatch_pending_ = false;
+  std::int32_t dispatching_ = -1;    // the queue dispatch() serves now
+  bool redispatch_ = false;          // ... and something it skipped may run now
   bool entry_freed_ = false;
   std::uint64_t phases_run_ = 0;
 };

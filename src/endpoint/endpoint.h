@@ -121,6 +121,9 @@ class Endpoints {
   bool gates_entry() const { return executor_->gates_entry(); }
   bool try_enter(std::span<const Rank> members, const ChunkBytes& chunk) { return executor_->try_enter(members, chunk); }
   bool leave(Rank r, const ChunkBytes& chunk) { return executor_->leave(r, chunk); }
+  // Whether rank r's NPU exists yet (npu(r) creates it, and its resources,
+  // on first touch: callers that only ask need not create it).
+  bool touched(Rank r) const { return index_[static_cast<std::size_t>(r)] >= 0; }
   std::string_view entry_resource() const { return executor_->entry_resource(); }
 
   // ---- transfers inside one NPU (the single-GPU characterization) ----
