@@ -71,6 +71,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "acesim: error: %s\n", cli::current_error().message.c_str());
     return cli::kExitBadInput;
+  } catch (...) {
+    // A check after parsing (an output path that cannot be used).
+    const cli::CommandError e = cli::current_error();
+    std::fprintf(stderr, "acesim: %s: %s\n", e.internal ? "internal error" : "error", e.message.c_str());
+    return e.status;
   }
   try {
     for (std::size_t i = 0; i < commands.size(); ++i) {

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "config/input_error.h"
+#include "config/output_file.h"
 
 namespace acesim::cli {
 namespace {
@@ -133,10 +134,12 @@ std::string option_label(const CLI::Option* opt) {
   return longs.empty() ? opt->get_name() : "--" + longs.front();
 }
 
-// After parsing: an output option naming a file that another option of
-// the same command line reads (the platform file as --trace, say) would
-// overwrite an input.
-void check_outputs_are_not_inputs(const CLI::App& command) {
+// After parsing, before anything runs: each output option's path can be
+// what it names (check_output), and a file it names is not one that
+// another option of the same command line reads (the platform file as
+// --trace, say). An unusable path is an OutputError of status 2, as the
+// writer's own are (Python: OSError).
+void check_outputs(const CLI::App& command) {
   struct Named {
     std::string option, path;
     dev_t dev;
@@ -146,17 +149,20 @@ void check_outputs_are_not_inputs(const CLI::App& command) {
   for (const CLI::Option* copt : command.get_options()) {
     auto* opt = const_cast<CLI::Option*>(copt);
     if (opt->count() == 0) continue;
-    const bool output = has_validator(opt, kOutputFile);
+    const bool file = has_validator(opt, kOutputFile), dir = has_validator(opt, kOutputDir);
     for (const std::string& value : opt->results()) {
+      if (file || dir) {
+        if (const std::string why = check_output(value, dir); !why.empty()) throw OutputError(option_label(opt) + ": " + why, 2);
+      }
       struct stat st{};
       if (value.empty() || ::stat(value.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      (output ? outputs : inputs).push_back({option_label(opt), value, st.st_dev, st.st_ino});
+      if (!dir) (file ? outputs : inputs).push_back({option_label(opt), value, st.st_dev, st.st_ino});
     }
   }
   for (const Named& o : outputs) {
     for (const Named& i : inputs) {
       if (o.dev == i.dev && o.ino == i.ino) {
-        throw CLI::ValidationError(o.option, o.path + " is the file " + i.option + " reads; give another file to write");
+        throw OutputError(o.option + ": " + o.path + " is the file " + i.option + " reads; give another file to write", 2);
       }
     }
   }
@@ -164,13 +170,17 @@ void check_outputs_are_not_inputs(const CLI::App& command) {
 
 }  // namespace
 
+// Markers check_outputs() finds the output options by; as validators they
+// only refuse an empty value.
 const CLI::Validator& output_file() {
-  static const CLI::Validator v([](std::string& s) { return check_output(s, false); }, "", kOutputFile);
+  static const CLI::Validator v([](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); }, "",
+                                kOutputFile);
   return v;
 }
 
 const CLI::Validator& output_dir() {
-  static const CLI::Validator v([](std::string& s) { return check_output(s, true); }, "", kOutputDir);
+  static const CLI::Validator v([](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); }, "",
+                                kOutputDir);
   return v;
 }
 
@@ -184,7 +194,7 @@ void add_option_checks(CLI::App& command) {
     }
   }
   CLI::App* app = &command;
-  command.parse_complete_callback([app] { check_outputs_are_not_inputs(*app); });
+  command.parse_complete_callback([app] { check_outputs(*app); });
   for (CLI::App* sub : command.get_subcommands([](CLI::App*) { return true; })) add_option_checks(*sub);
 }
 

@@ -14,11 +14,15 @@
 namespace acesim::cli {
 
 // An option naming a file the command writes (--trace, calibrate --out):
-// not empty, not a directory, and where it does not exist yet, its nearest
-// existing folder is a folder that can be written.
+// not empty, not a directory, its folder one that exists and can be
+// written, and not a file another option of the command line reads.
 const CLI::Validator& output_file();
 // An option naming a directory the command writes into (--csv, --out): not
-// empty, and not an existing file other than a directory.
+// empty, not an existing file, and the nearest folder that exists one
+// that can be written. Both are checked once the command line is parsed,
+// before anything runs; a path that cannot be used is an OutputError of
+// status 2 (config/output_file.h), as the writer's own, and OSError in
+// Python.
 const CLI::Validator& output_dir();
 
 // Adds the number checks to every option of `command` (and its

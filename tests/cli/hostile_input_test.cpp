@@ -244,7 +244,7 @@ TEST_F(HostileInput, ClearErrorsForOddFiles) {
   // Deep nesting.
   std::string deep = "platform: hgx-h100\nnodes: 2\njobs: ";
   for (int i = 0; i < 2000; ++i) deep += "[";
-  expect_bad_input({"cluster", write("d.yaml", deep + "\n")}, {"d.yaml:3: nested 500 levels deep, more than the YAML reader takes"});
+  expect_bad_input({"cluster", write("d.yaml", deep + "\n")}, {"d.yaml:4: nested 500 levels deep, more than the YAML reader takes"});
 }
 
 }  // namespace

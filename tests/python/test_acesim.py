@@ -356,7 +356,7 @@ class WriteFailureTest(WithTempDir):
             self.assertSameOSError(lambda: run(csv="/dev/full"), *base, "--csv", "/dev/full", status=2)
         # A directory where the trace file would be.
         m = self.assertSameOSError(lambda: run(trace=self.dir), *base, "--trace", self.dir, status=2)
-        self.assertEqual(m, f"--trace: {self.dir}: cannot open for writing: Is a directory")
+        self.assertEqual(m, f"--trace: {self.dir} is a directory; give a file name")
         # A file where the CSV directory would be made.
         blocker = self.write("blocker", "")
         csv_dir = os.path.join(blocker, "csv")
