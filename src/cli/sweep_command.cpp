@@ -121,7 +121,19 @@ CommandRunner add_sweep_command(CLI::App& app) {
   plot->add_option("--where", o->plot.where, "KEY=VALUE: only the points with this value (repeatable)");
   plot->add_option("--out", o->plot.out, "the PNG (default DIR/<y>-vs-<x>.png)")->check(non_empty());
 
-  return {[o, merge, plot] {
+  return {[o, c, merge, plot] {
+            if (merge->parsed() || plot->parsed()) {
+              // merge and plot take their own options: one given to the
+              // sweep before them would be silently dropped.
+              const char* sub = merge->parsed() ? "merge" : "plot";
+              for (const CLI::Option* opt : c->get_options()) {
+                const std::string& name = opt->get_name();
+                if (opt->count() > 0 && name != "--help" && name != "--progress" && name != "--no-progress") {
+                  throw InputError(
+                      fmt::format("sweep {}: {} is the sweep's, not {}'s; run the grid and the {} as two commands", sub, name, sub, sub));
+                }
+              }
+            }
             if (merge->parsed()) return run_merge(*o);
             if (plot->parsed()) {
               std::printf("sweep plot: %s\n", sweep::plot(o->plot).c_str());

@@ -229,6 +229,11 @@ TEST_F(HostileInput, OptionsEveryModeIgnoredAreRefusedOrReported) {
       << zero.err;
   EXPECT_NE(zero.err.find("acesim: warning: --schedule gpipe: with one pipeline stage (pp 1) no schedule applies"), std::string::npos)
       << zero.err;
+  // sweep options before merge were dropped: the grid never ran.
+  expect_bad_input({"sweep", write("g.yaml", "command: collective\ngrid:\n  bytes: [1MiB]\n"), "--out", (dir_ / "o").string(), "merge",
+                    (dir_ / "o1").string(), "--out", (dir_ / "m").string()},
+                   {"sweep merge: grid is the sweep's, not merge's; run the grid and the merge as two commands"});
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "o"));
   // --chunks under NCCL's model in a training run.
   const test::CliRun chunks = run({"run", "--model", "llama3-8b", "--platform", "hgx-h100", "--tp", "8", "--chunks", "4", "--iterations", "1"});
   EXPECT_EQ(chunks.status, 0) << chunks.err;
