@@ -10,6 +10,10 @@ JOBS ?= $(shell nproc)
 # two checkouts (a clone for CI beside a working tree) share cached objects.
 LAUNCHER = $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR := $(abspath $(CURDIR)/..)
+# The sanitizer and fuzzer builds carry debug information, for which ccache
+# hashes the build directory by default: a clone elsewhere would miss every
+# object. The debug information's directory is the only thing that differs.
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all deps build demo test bench test-sanitize fuzz clean gpu-characterize
 
