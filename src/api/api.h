@@ -112,6 +112,7 @@ struct TrainingRequest {
   std::optional<int> batch;   // built-in models
   std::string precision;      // built-in models
   std::string kernel_times;   // transformer models: measured kernel times (compute/kernel_times.h)
+  std::string calibration;    // transformer models: in-situ parameters (compute/in_situ.h); empty: none
   std::optional<int> iterations;  // default 2; Chakra traces: passes over them, default 1
   std::string compare;        // executors side by side, e.g. "sm,ace"
   int trace_ranks = 0;        // keep timelines of ranks 0 .. trace_ranks-1

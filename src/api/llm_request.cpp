@@ -133,7 +133,7 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
     }
     measured = std::make_shared<const KernelTimes>(KernelTimes::read(o.kernel_times, known_gpus()));
   }
-  lo.pricer = make_kernel_pricer(run.platform.npu, measured);
+  lo.pricer = make_kernel_pricer(run.platform.npu, measured, in_situ_setting(o.calibration, run.platform.npu, lo.bytes_per_element, topo.num_npus()));
   const ParallelPlan plan = llm_plan(o.llm, shape, topo);
   // Options the plan accepts but that change nothing of it: said, not
   // refused (a sweep over dp and zero keeps its points).

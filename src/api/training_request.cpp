@@ -265,6 +265,9 @@ TrainingRun simulate_runs(const TrainingRequest& o) {
   if (!o.kernel_times.empty() && (!o.chakra_prefix.empty() || !o.kineto_path.empty() || is_simai_request(o) || !o.workload_file.empty())) {
     throw InputError("--kernel-times applies to transformer models (--model); traces and workload files give their own kernel times");
   }
+  if (!o.calibration.empty() && (!o.chakra_prefix.empty() || !o.kineto_path.empty() || is_simai_request(o) || !o.workload_file.empty())) {
+    throw InputError("--calibration applies to transformer models (--model); traces and workload files give their own kernel times");
+  }
   if (!o.kineto_path.empty()) {
     run_kineto_trace(o, executors, run);
     return run;
@@ -296,6 +299,7 @@ TrainingRun simulate_runs(const TrainingRequest& o) {
   if (!o.llm.chakra_out.empty()) throw InputError(kChakraOutApplies);
   if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to workload files");
   if (!o.kernel_times.empty()) throw InputError("--kernel-times applies to transformer models (--model), not to the layer-table models");
+  if (!o.calibration.empty()) throw InputError("--calibration applies to transformer models (--model), not to the layer-table models");
   const Workload workload = load_workload(o, run.platform, topo);
   TrainOptions to;
   to.trace_ranks = o.trace_ranks;

@@ -310,6 +310,10 @@ CommandRunner add_run_command(CLI::App& app) {
                 "CSV of measured kernel times (kind, gpu, dtype, shape, time_us) that replace the compute model where a row matches "
                 "(transformer models; docs/compute.md)")
       ->check(non_empty());
+  c->add_option("--calibration", o->request.calibration,
+                "a calibration file of in-situ parameters (acesim calibrate runs writes one) that price kernels as a training "
+                "stack runs them (transformer models; docs/in-situ.md)")
+      ->check(non_empty());
   o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2; with --chakra: passes over the traces, default 1)");
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());
   c->add_flag("--json", o->json, "print JSON instead of tables");

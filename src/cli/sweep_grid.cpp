@@ -207,6 +207,7 @@ const std::vector<InputOption>& input_options() {
       {"kineto", InputKind::kFileOrDir},
       {"model", InputKind::kFile, model_file},
       {"kernel-times", InputKind::kFile},
+      {"calibration", InputKind::kFile},
       {"failures", InputKind::kFile, failures_file},
       {"file", InputKind::kCluster},
   };

@@ -11,16 +11,27 @@
 #include <string>
 
 #include "compute/compute_model.h"
+#include "compute/in_situ.h"
 #include "compute/kernel_times.h"
 #include "endpoint/endpoint.h"
 
 namespace acesim {
 
+// The in-situ parameters a pricer applies (in_situ.h): their values for the
+// NPU's architecture and the run's precision, and the job's GPUs, over which
+// a synchronous step waits for the slowest.
+struct InSituSetting {
+  InSitu values;
+  long long gpus = 1;
+  std::string file;  // the calibration file; empty: none (every value neutral)
+};
+
 class KernelPricer {
  public:
   // A model for the NPU's architecture (none without npu.arch) and the
-  // measured times, if any.
-  KernelPricer(const NpuConfig& npu, std::shared_ptr<const KernelTimes> measured);
+  // measured times, if any; in situ, each kernel's time times its kind's
+  // in-situ factor and the stragglers' (in_situ.h).
+  KernelPricer(const NpuConfig& npu, std::shared_ptr<const KernelTimes> measured, InSituSetting in_situ = {});
 
   struct Priced {
     Kernel kernel;
@@ -33,6 +44,11 @@ class KernelPricer {
   Kernel kernel(const KernelDesc& k, double seconds) const;
   const ComputeModel* model() const { return model_.get(); }
   const KernelTimes* measured() const { return measured_.get(); }
+  const InSituSetting& in_situ() const { return in_situ_; }
+  // What a kernel of this kind takes in situ over its isolated time.
+  double in_situ_factor(KernelKind kind) const;
+  // Host work per step that the GPUs wait for, in picoseconds.
+  std::int64_t step_fixed_ps() const;
 
  private:
   std::unique_ptr<ShapeModel> model_;
@@ -42,11 +58,22 @@ class KernelPricer {
   double hbm_Bps_;
   double tensor_efficiency_;
   double memory_efficiency_;
+  InSituSetting in_situ_;
+  double straggler_factor_ = 1.0;
 };
 
 // A pricer for the NPU, or none where neither a model (npu.arch) nor
 // measured times apply.
-std::shared_ptr<const KernelPricer> make_kernel_pricer(const NpuConfig& npu, std::shared_ptr<const KernelTimes> measured = {});
+// A run's in-situ setting: the calibration file's values for the NPU's
+// architecture and the run's precision (1 byte an element: fp8, else bf16)
+// over `gpus` GPUs; neutral without a file. InputError when the file has no
+// entry that applies to the architecture (a calibration for another GPU).
+InSituSetting in_situ_setting(const std::string& calibration_file, const NpuConfig& npu, int bytes_per_element, long long gpus);
+
+// A calibration's values apply only to kernels a model or a file prices:
+// InputError when the NPU has neither.
+std::shared_ptr<const KernelPricer> make_kernel_pricer(const NpuConfig& npu, std::shared_ptr<const KernelTimes> measured = {},
+                                                       InSituSetting in_situ = {});
 
 // The GPU names a kernel-times file may give: every architecture's in the
 // compute model's data file.

@@ -396,6 +396,8 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   }
   rep.compute_model = platform.npu.arch;
   rep.kernel_times = job.kernel_times();
+  rep.calibration = job.calibration();
+  rep.in_situ = job.in_situ();
   rep.model_state_bytes = job.model_state_bytes();
   rep.model_state_text = job.model_state_text();
   return rep;

@@ -103,6 +103,10 @@ struct LlmReport {
   std::uint64_t kernels_constant = 0;
   std::string compute_model;
   std::string kernel_times;  // the file, if any
+  // The in-situ parameters (compute/in_situ.h): the calibration file (empty:
+  // none, isolated kernels) and the values it gave.
+  std::string calibration;
+  InSitu in_situ;
   // What a checkpoint saves (StagedJob::model_state_bytes); 0: not known.
   double model_state_bytes = 0.0;
   std::string model_state_text;

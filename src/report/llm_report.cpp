@@ -25,6 +25,16 @@ TimePs exposed(const TimePs (&e)[kLlmCommKinds], LlmComm k) { return e[static_ca
 // A FLOP-based figure, or null where the workload counts no FLOPs.
 nlohmann::json counted(double v) { return v > 0.0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
+// The in-situ parameters: null when not calibrated.
+nlohmann::json calibration_json(const LlmReport& r) {
+  if (r.calibration.empty()) return nullptr;
+  nlohmann::json values = nlohmann::json::object();
+  for (const InSituParamInfo& p : in_situ_params()) values[p.name] = r.in_situ[p.param];
+  return {{"file", r.calibration},
+          {"values", values},
+          {"straggler_factor", 1.0 + r.in_situ[InSituParam::kStragglerCv] * expected_max_normal(r.npus)}};
+}
+
 }  // namespace
 
 std::string format_kernel_sources(const LlmReport& r) {
@@ -33,7 +43,14 @@ std::string format_kernel_sources(const LlmReport& r) {
   if (r.kernels_measured > 0) out += fmt::format("{} from {}, ", r.kernels_measured, r.kernel_times);
   out += fmt::format("{} from the {} compute model", r.kernels_modelled, r.compute_model.empty() ? "no" : r.compute_model);
   if (r.kernels_constant > 0) out += fmt::format(", {} at constant efficiencies", r.kernels_constant);
-  return out + "\n";
+  out += "\n";
+  // Whether the step is the isolated kernels' or calibrated in situ.
+  if (r.calibration.empty()) {
+    out += "# in situ: not calibrated (kernels as isolated benchmarks time them; --calibration FILE, docs/in-situ.md)\n";
+  } else {
+    out += fmt::format("# in situ: calibrated by {}: {}\n", r.calibration, in_situ_text(r.in_situ, r.npus));
+  }
+  return out;
 }
 
 std::string format_compute_by_kind(const LlmReport& r) {
@@ -206,7 +223,8 @@ nlohmann::json llm_json(const LlmReport& r) {
             {"modelled", r.kernels_modelled},
             {"constant", r.kernels_constant},
             {"compute_model", r.compute_model},
-            {"kernel_times", r.kernel_times}}}};
+            {"kernel_times", r.kernel_times}}},
+          {"calibration", calibration_json(r)}};
 }
 
 void write_llm_csv(const LlmReport& r, const std::string& dir) {

@@ -773,6 +773,7 @@ TEST_F(Sweep, EveryInputOptionIsFoundBesideTheGridAndFingerprinted) {
       {"run", "kineto", "one.json", "one.json"},
       {"run", "model", "m.yaml", "m.yaml"},
       {"run", "kernel-times", "kt.csv", "kt.csv"},
+      {"run", "calibration", "cal.yaml", "cal.yaml"},
       {"run", "failures", "f.yaml", "f.yaml"},
       {"cluster", "file", "c.yaml", "c.yaml"},
   };

@@ -1044,6 +1044,15 @@ class Builder {
     for (std::uint32_t n : outstanding_) gate(n);
     outstanding_.clear();
     synced_ = 0;
+    // In situ (compute/in_situ.h): the host's work of the step, which the
+    // GPU waits for before the update.
+    if (const TimePs host = pricer_ != nullptr ? pricer_->step_fixed_ps() : 0; host > 0) {
+      Kernel k;
+      k.time_ps = host;
+      std::vector<std::uint32_t> deps;
+      if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
+      gate(node(WorkNodeKind::kCpu, kernel(k, std::nullopt), deps, LlmComm::kNone));
+    }
     const double shard = dense_shard + expert_shard;
     compute(desc(KernelKind::kOptimizer, 10.0 * shard, 30.0 * shard, shard, 1.0), 1.0);
     if (p_.zero == 0 || p_.zero == 3) {

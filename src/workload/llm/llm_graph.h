@@ -163,6 +163,8 @@ class LlmJob final : public StagedJob {
   std::string kernel_times() const override {
     return options_.pricer && options_.pricer->measured() ? options_.pricer->measured()->path() : std::string();
   }
+  std::string calibration() const override { return options_.pricer ? options_.pricer->in_situ().file : std::string(); }
+  InSitu in_situ() const override { return options_.pricer ? options_.pricer->in_situ().values : InSitu{}; }
 
  private:
   double flops_per_gpu(bool with_recompute) const;

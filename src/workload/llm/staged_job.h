@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "compute/in_situ.h"
 #include "workload/llm/memory.h"
 #include "workload/llm/parallel_plan.h"
 
@@ -46,6 +47,10 @@ class StagedJob {
   virtual double estimated_bytes_per_rank() const { return kBytesPerNode * estimated_nodes_per_rank(); }
   // The kernel-times file whose rows price its kernels, if any.
   virtual std::string kernel_times() const { return {}; }
+  // The calibration file whose in-situ parameters its kernels were priced
+  // with (compute/in_situ.h), and their values; none: isolated kernels.
+  virtual std::string calibration() const { return {}; }
+  virtual InSitu in_situ() const { return {}; }
   // Model FLOPs per GPU and iteration as Megatron-LM counts them (its
   // eq. 3, recomputation included: tflops_per_gpu and the HFU); 0: not counted.
   virtual double model_flops_per_gpu() const = 0;
