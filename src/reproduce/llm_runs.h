@@ -10,33 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "driver/llm_runs_file.h"
 #include "engine/time.h"
 
 namespace acesim {
-
-struct LlmRunRow {
-  // From the file.
-  std::string id, stack, platform, model;
-  long long gpus = 0;
-  int seq = 0;  // 0: the model's
-  int tp = 1, pp = 1, cp = 1, ep = 1, vp = 1, dp = 1, micro_batch = 1, global_batch = 0, zero = 0;
-  bool sequence_parallel = false, overlap = false, account = false, tp_comm_overlap = false;
-  std::string fetch;  // ZeRO-3 parameter fetch: prefetch | blocking (empty: prefetch)
-  int first = 0, last = 0;
-  std::string recompute, precision, attention;
-  double step_s = 0.0;     // measured (or derived from the published figure: `published`, `where`)
-  std::string published, where;
-  // What acesim gives.
-  TimePs iteration_ps = 0;
-  double mfu = 0.0;
-  TimePs compute_ps = 0, bubble_ps = 0, exposed_ps = 0;
-  double memory_GB = 0.0;
-  double model_flops_per_gpu = 0.0;  // an iteration's, Megatron-LM's eq. 3 (recomputation included)
-  double measured_tflops() const { return model_flops_per_gpu / step_s / 1e12; }
-  double acesim_tflops() const { return model_flops_per_gpu / (static_cast<double>(iteration_ps) / 1e12) / 1e12; }
-  // Measured / acesim step time - 1: positive when acesim is faster.
-  double error() const { return step_s / (static_cast<double>(iteration_ps) / 1e12) - 1.0; }
-};
 
 struct LlmRunsStudy {
   std::vector<std::string> sources;  // the file's `# source:` lines
