@@ -10,7 +10,7 @@ seconds=${2:-20}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 status=0
 printf '%-16s %12s %10s %s\n' target executions seconds result
-for t in native_yaml astra_platform astra_workload sizes chakra kineto model_file simai_workload sweep_grid python_options sweep_resume failure_model cluster_file; do
+for t in native_yaml astra_platform astra_workload sizes chakra kineto model_file simai_workload sweep_grid python_options sweep_resume failure_model cluster_file calibration; do
   bin=$build/fuzz/fuzz_$t
   [[ -x $bin ]] || { echo "fuzz/run.sh: missing $bin" >&2; exit 1; }
   work=$build/fuzz-work/$t

@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-matplotlib python3-dev pybind11-dev
   openmpi-bin libopenmpi-dev
-  libprotobuf-dev protobuf-compiler libfccp-dev libutfcpp-dev
+  libprotobuf-dev protobuf-compiler libfccp-dev libutfcpp-dev libeigen3-dev
   clang libclang-rt-14-dev
 )
 missing=()

@@ -181,6 +181,12 @@ void simulate(LlmRunRow& r, const std::string& dir, const InSituCalibration* cal
   r.iteration_ps = rep.iteration_ps;
   r.mfu = rep.mfu;
   r.compute_ps = rep.compute_ps;
+  r.compute_tensor_ps = 0;
+  if (!rep.compute_by_kind_ps.empty()) {
+    for (KernelKind k : {KernelKind::kGemm, KernelKind::kAttentionForward, KernelKind::kAttentionBackward}) {
+      r.compute_tensor_ps += rep.compute_by_kind_ps[static_cast<std::size_t>(k)];
+    }
+  }
   r.bubble_ps = rep.pipeline_bubble_ps;
   for (TimePs e : rep.exposed_ps) r.exposed_ps += e;
   r.memory_GB = rep.memory ? rep.memory->total_bytes() / 1e9 : 0.0;

@@ -31,6 +31,7 @@ struct LlmRunRow {
   TimePs iteration_ps = 0;
   double mfu = 0.0;
   TimePs compute_ps = 0, bubble_ps = 0, exposed_ps = 0;
+  TimePs compute_tensor_ps = 0;  // of compute_ps, GEMMs' and attention's (the rest memory-bound)
   double memory_GB = 0.0;
   double model_flops_per_gpu = 0.0;  // an iteration's, Megatron-LM's eq. 3 (recomputation included)
   double measured_tflops() const { return model_flops_per_gpu / step_s / 1e12; }

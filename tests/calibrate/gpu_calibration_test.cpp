@@ -321,7 +321,7 @@ TEST_F(CalibrateCli, FullDisk) {
 TEST_F(CalibrateCli, BadUsage) {
   expect_bad_input({"calibrate", (dir_ / "nowhere").string()}, {"nowhere", "not a directory"});
   expect_bad_input({"calibrate", dir_.string(), "--platform", "x.yaml", "--out", "y.yaml"}, {"--platform", "--out"});
-  expect_bad_input({"calibrate"}, {"dir"});
+  expect_bad_input({"calibrate"}, {"calibrate: give DIR (a GPU's measurements) or `runs FILE`"});
 }
 
 }  // namespace

@@ -1044,12 +1044,14 @@ class Builder {
     for (std::uint32_t n : outstanding_) gate(n);
     outstanding_.clear();
     synced_ = 0;
-    // In situ (compute/in_situ.h): the host's work of the step, which the
-    // GPU waits for before the update.
+    // In situ (compute/in_situ.h): the host's work of the step (the
+    // gradient norm's and the loss's syncs, logging), once the gradients
+    // are reduced; the update waits for it.
     if (const TimePs host = pricer_ != nullptr ? pricer_->step_fixed_ps() : 0; host > 0) {
       Kernel k;
       k.time_ps = host;
-      std::vector<std::uint32_t> deps;
+      std::vector<std::uint32_t> deps = std::move(gate_);
+      gate_.clear();
       if (last_compute_ != WorkGraph::kNone) deps.push_back(last_compute_);
       gate(node(WorkNodeKind::kCpu, kernel(k, std::nullopt), deps, LlmComm::kNone));
     }

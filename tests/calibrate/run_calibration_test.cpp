@@ -1,0 +1,157 @@
+// In-situ parameters fitted to measured runs (src/calibrate/run_calibration.h):
+// runs whose "measured" steps are acesim's own at known in-situ values give
+// those values back; what the report, the calibration file and the CSV say;
+// and through the CLI, every bad input is one line with exit status 2.
+#include "calibrate/run_calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli_runner.h"
+#include "config/input_error.h"
+
+namespace acesim {
+namespace {
+
+// Small runs on one or two nodes: several plans, so that the tensor share
+// of the step, its length and the GPUs differ from run to run.
+const char* const kHeader =
+    "id,stack,platform,gpus,model,seq,tp,pp,cp,ep,vp,mbs,gbs,sp,recompute,zero,fetch,overlap,tpoverlap,precision,attention,first,last,"
+    "account,step_s,published,where\n";
+const char* const kRuns[] = {
+    "a,s1,hgx-h100,8,llama3-8b,2048,8,1,1,1,1,1,8,yes,none,1,,no,no,bf16,fused,,,no,{},x,y\n",
+    "b,s1,hgx-h100,8,llama3-8b,8192,8,1,1,1,1,1,4,yes,none,1,,no,no,fp8,fused,,,no,{},x,y\n",
+    "c,s2,hgx-h100,16,llama3-8b,4096,8,1,1,1,1,1,16,yes,selective,1,,yes,no,bf16,fused,,,no,{},x,y\n",
+    "d,s2,hgx-h100,16,llama3-8b,1024,4,1,1,1,1,2,32,no,none,1,,yes,no,bf16,fused,,,no,{},x,y\n",
+    "e,s3,hgx-a100,8,llama3-8b,2048,8,1,1,1,1,1,8,yes,none,1,,no,no,bf16,fused,,,no,{},x,y\n",
+};
+
+class RunCalibration : public test::CliTest {
+ protected:
+  // The runs with the steps acesim simulates at `truth` as their measured steps.
+  std::string runs_measured_at(const InSituCalibration& truth) {
+    std::string text = kHeader;
+    for (const char* row : kRuns) text += fmt::format(fmt::runtime(row), 1.0);
+    const std::string probe = write("probe.csv", text);
+    LlmRunsFile f = read_llm_runs_file(probe);
+    text = kHeader;
+    for (std::size_t i = 0; i < f.rows.size(); ++i) {
+      simulate_llm_run(f.rows[i], f.models_dir, &truth);
+      text += fmt::format(fmt::runtime(kRuns[i]), fmt::format("{:.9f}", static_cast<double>(f.rows[i].iteration_ps) / 1e12));
+    }
+    return write("runs.csv", text);
+  }
+  static InSituCalibration truth(double tensor, double fixed_ms) {
+    InSituCalibration c;
+    c.file = "truth";
+    InSituEntry e;
+    e.value[static_cast<std::size_t>(InSituParam::kTensor)] = tensor;
+    e.value[static_cast<std::size_t>(InSituParam::kStepFixedMs)] = fixed_ms;
+    c.entries.push_back(e);
+    return c;
+  }
+};
+
+TEST_F(RunCalibration, RunsMeasuredAtKnownValuesGiveThemBack) {
+  const std::string runs = runs_measured_at(truth(1.12, 20.0));
+  RunFitOptions o;
+  o.params = {InSituParam::kTensor, InSituParam::kStepFixedMs};
+  const RunFit fit = fit_runs(read_llm_runs_file(runs), o);
+  ASSERT_EQ(fit.rows.size(), 5u);
+  EXPECT_TRUE(fit.converged);
+  EXPECT_TRUE(fit.warnings.empty()) << fit.warnings.front();
+  // The step is nearly linear in the kernels' factors.
+  EXPECT_NEAR(fit.values[InSituParam::kTensor], 1.12, 0.005);
+  EXPECT_NEAR(fit.values[InSituParam::kStepFixedMs], 20.0, 1.0);
+  EXPECT_EQ(fit.values[InSituParam::kMemory], 1.0);  // not fitted: neutral
+  EXPECT_LT(fit.linearisation_error, 0.01);
+  for (const RunFitRow& r : fit.rows) {
+    SCOPED_TRACE(r.id);
+    // Isolated kernels are faster than the "measurement"; the fit is not.
+    EXPECT_GT(run_error(r.measured_s, r.isolated_s), 0.05);
+    EXPECT_LT(std::abs(run_error(r.measured_s, r.fitted_s)), 0.01);
+    EXPECT_LT(std::abs(run_error(r.measured_s, r.loo_s)), 0.02);
+  }
+  EXPECT_EQ(fit.rows[4].arch, "ampere");
+  EXPECT_EQ(fit.rows[1].precision, "fp8");
+  // The calibration file gives the fitted parameters to every architecture.
+  const InSituCalibration c = parse_calibration(calibration_yaml(fit.calibration()), "cal.yaml");
+  EXPECT_NEAR(c.resolve("hopper", "bf16")[InSituParam::kTensor], fit.values[InSituParam::kTensor], 1e-5);
+  EXPECT_EQ(c.source, "acesim calibrate runs " + runs + ": 5 runs");
+}
+
+TEST_F(RunCalibration, AParameterTheRunsPushPastItsRangeIsHeldThereAndSaidSo) {
+  // Steps 60 ms longer than acesim's: more host work than the range allows.
+  const std::string runs = runs_measured_at(truth(1.0, 0.0));
+  RunFitOptions o;
+  o.params = {InSituParam::kStepFixedMs};
+  LlmRunsFile f = read_llm_runs_file(runs);
+  for (LlmRunRow& r : f.rows) r.step_s += 0.060;
+  const RunFit fit = fit_runs(f, o);
+  EXPECT_TRUE(fit.at_bound[static_cast<std::size_t>(InSituParam::kStepFixedMs)]);
+  EXPECT_EQ(fit.values[InSituParam::kStepFixedMs], 50.0);
+  ASSERT_EQ(fit.warnings.size(), 1u);
+  EXPECT_EQ(fit.warnings[0],
+            "step_fixed_ms is at the bound of its plausible range (50): the runs ask for more than its physical cause explains, or for a "
+            "cause the model lacks; the fit holds it there");
+  EXPECT_NE(format_run_fit(fit).find("# warning: step_fixed_ms is at the bound"), std::string::npos);
+}
+
+TEST_F(RunCalibration, TheCommandWritesACalibrationThatRunTakes) {
+  const std::string runs = runs_measured_at(truth(1.1, 10.0));
+  const std::string cal = (dir_ / "cal.yaml").string();
+  const test::CliRun r = expect_ok({"calibrate", "runs", runs, "--params", "tensor,step_fixed_ms", "--out", cal, "--csv",
+                                    (dir_ / "fit.csv").string(), "--jobs", "2"});
+  EXPECT_NE(r.out.find("# acesim calibrate runs: " + runs + ", 5 runs; in-situ parameters fitted: tensor, step_fixed_ms"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# wrote " + cal), std::string::npos);
+  const auto rows = test::read_csv(dir_ / "fit.csv");
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0].at("id"), "a");
+  EXPECT_EQ(rows[4].at("arch"), "ampere");
+  // The same fit, twice: the same bytes, whatever the threads did.
+  const test::CliRun again = expect_ok({"calibrate", "runs", runs, "--params", "tensor,step_fixed_ms", "--jobs", "1"});
+  EXPECT_EQ(again.out.substr(0, again.out.find("# wrote")), r.out.substr(0, r.out.find("# wrote")));
+  const nlohmann::json j = parse_json(expect_ok({"calibrate", "runs", runs, "--params", "tensor", "--json"}).out);
+  EXPECT_EQ(j["runs"].size(), 5u);
+  EXPECT_TRUE(j["parameters"].contains("tensor"));
+  EXPECT_FALSE(j["parameters"].contains("memory"));
+  // The file it wrote prices a run in situ.
+  const test::CliRun run =
+      expect_ok({"run", "--model", "llama3-8b", "--platform", "hgx-h100", "--tp", "8", "--global-batch", "8", "--calibration", cal});
+  EXPECT_NE(run.out.find("# in situ: calibrated by " + cal + ": tensor "), std::string::npos) << run.out;
+}
+
+TEST_F(RunCalibration, BadInputIsOneLine) {
+  std::string two = kHeader;
+  for (int i = 0; i < 2; ++i) two += fmt::format(fmt::runtime(kRuns[i]), 1.0);
+  const std::string small = write("two.csv", two);
+  expect_bad_input({"calibrate", "runs", small}, {small + ": 2 runs for 4 parameters: a fit needs more runs than parameters"});
+  expect_bad_input({"calibrate", "runs", small, "--params", "tensr"},
+                   {"--params: unknown in-situ parameter 'tensr' (did you mean 'tensor'?) (valid: tensor, memory, straggler_cv, "
+                    "step_fixed_ms)"});
+  expect_bad_input({"calibrate", "runs", small, "--params", "tensor,tensor"}, {"--params: tensor is given twice"});
+  const std::string twice = write("twice.csv", std::string(kHeader) + fmt::format(fmt::runtime(kRuns[0]), 1.0) +
+                                                   fmt::format(fmt::runtime(kRuns[0]), 1.0));
+  expect_bad_input({"calibrate", "runs", twice}, {"twice.csv:3: column 1 (id): 'a' is given twice"});
+  const std::string negative = write("neg.csv", std::string(kHeader) + fmt::format(fmt::runtime(kRuns[0]), -1.0));
+  expect_bad_input({"calibrate", "runs", negative}, {"neg.csv:2: column 25 (step_s): must be a time in seconds > 0"});
+  const std::string nan = write("nan.csv", std::string(kHeader) + fmt::format(fmt::runtime(kRuns[0]), "nan"));
+  expect_bad_input({"calibrate", "runs", nan}, {"nan.csv:2: column 25 (step_s)"});
+  const std::string no_column = write("nocol.csv", "id,stack\na,b\n");
+  expect_bad_input({"calibrate", "runs", no_column}, {"nocol.csv: missing column 'platform'"});
+  const std::string unknown = write("unknown.csv", std::string(kHeader) + "a,s,hgx-h900,8,llama3-8b,,8,1,1,1,1,1,8,no,none,1,,no,no,bf16,fused,,,no,1,x,y\n");
+  expect_bad_input({"calibrate", "runs", unknown}, {"unknown.csv:2: column 3 (platform): no preset 'hgx-h900'"});
+  expect_bad_input({"calibrate", "runs", small, "--jobs", "0"}, {"--jobs"});
+  expect_bad_input({"calibrate", "runs", (dir_ / "none.csv").string()}, {"none.csv"});
+  expect_bad_input({"calibrate", "--base", "hgx-h100", "runs", small}, {"calibrate runs: --base is calibrate DIR's option, not calibrate runs'"});
+  expect_bad_input({"calibrate"}, {"calibrate: give DIR (a GPU's measurements) or `runs FILE` (measured training runs)"});
+}
+
+}  // namespace
+}  // namespace acesim

@@ -1,0 +1,46 @@
+// The in-situ parameters fitted to the repository's published runs
+// (docs/validation.md, section 7, "In situ"): the tables shown are what
+// `acesim calibrate runs tests/data/llm-runs/runs.csv --markdown` computes,
+// and the held-out errors stay within their bounds. Four passes over the
+// runs: not under the sanitizers (their suite runs every other test).
+#include "calibrate/run_calibration.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "test_paths.h"
+
+namespace acesim {
+namespace {
+
+double geomean(const std::vector<double>& errors) {
+  double sum = 0.0;
+  for (double e : errors) sum += std::abs(std::log1p(e));
+  return std::expm1(sum / static_cast<double>(errors.size()));
+}
+
+TEST(InSituFit, DocumentedTablesAreWhatTheFitComputesAndHeldOutErrorsStayInBounds) {
+#if ACESIM_SANITIZED
+  GTEST_SKIP() << "four passes over the published runs: Release only";
+#endif
+  const RunFit fit = fit_runs(read_llm_runs_file(test::data_dir() + "/llm-runs/runs.csv"));
+  EXPECT_EQ(test::doc_tables("docs/validation.md", "in-situ-fit"), run_fit_markdown(fit))
+      << "docs/validation.md's in-situ fit is out of date: paste `acesim calibrate runs tests/data/llm-runs/runs.csv --markdown`";
+  std::vector<double> isolated, in_sample, loo, lso;
+  for (const RunFitRow& r : fit.rows) {
+    isolated.push_back(run_error(r.measured_s, r.isolated_s));
+    in_sample.push_back(run_error(r.measured_s, r.fitted_s));
+    loo.push_back(run_error(r.measured_s, r.loo_s));
+    if (r.lso_s > 0.0) lso.push_back(run_error(r.measured_s, r.lso_s));
+  }
+  // The bounds docs/validation.md states: held out, better than isolated
+  // kernels by a third at least.
+  EXPECT_LT(geomean(loo), 0.125);
+  EXPECT_LT(geomean(lso), 0.14);
+  EXPECT_LT(geomean(loo), 0.67 * geomean(isolated));
+  EXPECT_LT(fit.linearisation_error, 0.01);
+}
+
+}  // namespace
+}  // namespace acesim
