@@ -297,6 +297,16 @@ class ErrorTest(WithTempDir):
         self.assertSameError(lambda: acesim.run(platform=pair, chakra=prefix), "run", "--platform", pair, "--chakra", prefix,
                              status=3)
 
+    def test_a_calibration_prices_a_run_in_situ_and_a_foreign_one_is_refused(self):
+        hopper = self.write("hopper.yaml", "calibration: 1\nparameters:\n  - {arch: hopper, tensor: 1.1}\n")
+        plan = dict(model="llama3-8b", tp=8, global_batch=8)
+        run = acesim.run(platform="hgx-h100", calibration=hopper, **plan)
+        self.assertEqual(run["calibration"]["file"], hopper)
+        self.assertEqual(run["calibration"]["values"]["tensor"], 1.1)
+        self.assertIsNone(acesim.run(platform="hgx-h100", **plan)["calibration"])
+        self.assertSameError(lambda: acesim.run(platform="hgx-a100", calibration=hopper, **plan), "run", "--platform", "hgx-a100",
+                             "--calibration", hopper, "--model", "llama3-8b", "--tp", "8", "--global-batch", "8")
+
     def test_a_bad_platform_dict_names_the_key(self):
         with self.assertRaises(ValueError) as caught:
             acesim.collective(platform={"topologi": []})
