@@ -59,7 +59,7 @@ InSituCalibration calibration_of(const InSitu& values, const std::vector<InSituP
 
 // The linearised step of a run at in-situ values v (seconds).
 double linear_step(const RunFitRow& r, const InSitu& v) {
-  const double g = 1.0 + v[InSituParam::kStragglerCv] * expected_max_normal(r.gpus);
+  const double g = 1.0 + v[InSituParam::kStragglerCv] * r.max_normal;
   return r.isolated_s + r.d_tensor_s * (v[InSituParam::kTensor] * g - 1.0) + r.d_memory_s * (v[InSituParam::kMemory] * g - 1.0) +
          v[InSituParam::kStepFixedMs] * 1e-3;
 }
@@ -98,7 +98,7 @@ struct Residuals : Eigen::DenseFunctor<double> {
     const InSitu v = in_situ(u);
     for (std::size_t i = 0; i < rows_.size(); ++i) {
       const RunFitRow& r = *rows_[i];
-      const double z = expected_max_normal(r.gpus);
+      const double z = r.max_normal;
       const double g = 1.0 + v[InSituParam::kStragglerCv] * z;
       const double step = std::max(linear_step(r, v), 1e-9);
       for (std::size_t j = 0; j < free_.size(); ++j) {
@@ -185,12 +185,6 @@ Fit fit(const std::vector<const RunFitRow*>& rows, const std::vector<InSituParam
   }
 }
 
-double geomean(const std::vector<double>& errors) {
-  double sum = 0.0;
-  for (double e : errors) sum += std::abs(std::log1p(e));
-  return errors.empty() ? 0.0 : std::expm1(sum / static_cast<double>(errors.size()));
-}
-
 }  // namespace
 
 InSituCalibration RunFit::calibration() const {
@@ -238,6 +232,7 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
     f.arch = llm_run_arch(r);
     f.precision = r.precision;
     f.gpus = r.gpus;
+    f.max_normal = expected_max_normal(r.gpus);
     f.measured_s = r.step_s;
     f.isolated_s = static_cast<double>(r.iteration_ps) / 1e12;
     f.d_tensor_s = (static_cast<double>(tensor_probe[i].iteration_ps) / 1e12 - f.isolated_s) / (kProbe - 1.0);
@@ -344,7 +339,7 @@ std::string format_run_fit(const RunFit& fit) {
   out += fmt::format(
       "\n# geomean |error|: isolated {:.1f}%, in sample {:.1f}%, leave one run out {:.1f}%, leave one stack out {:.1f}% ({} runs); "
       "acesim faster on {} of {} runs isolated, {} left out\n",
-      100.0 * geomean(e_iso), 100.0 * geomean(e_fit), 100.0 * geomean(e_loo), 100.0 * geomean(e_lso), e_lso.size(), faster_iso,
+      100.0 * geomean_error(e_iso), 100.0 * geomean_error(e_fit), 100.0 * geomean_error(e_loo), 100.0 * geomean_error(e_lso), e_lso.size(), faster_iso,
       fit.rows.size(), faster_loo);
   out += fmt::format(
       "# error: measured / predicted step - 1 (positive: acesim faster); steps in seconds; isolated and fitted simulated, held out {} "
@@ -384,8 +379,8 @@ std::string run_fit_markdown(const RunFit& fit) {
       fast_a += a.back() > 0.0 ? 1 : 0;
       fast_c += c.back() > 0.0 ? 1 : 0;
     }
-    out += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {} | {} / {} of {} |\n", name, rows.size(), 100.0 * geomean(a), 100.0 * geomean(b),
-                       100.0 * geomean(c), d.empty() ? std::string("-") : fmt::format("{:.1f}%", 100.0 * geomean(d)), fast_a, fast_c, rows.size());
+    out += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {} | {} / {} of {} |\n", name, rows.size(), 100.0 * geomean_error(a), 100.0 * geomean_error(b),
+                       100.0 * geomean_error(c), d.empty() ? std::string("-") : fmt::format("{:.1f}%", 100.0 * geomean_error(d)), fast_a, fast_c, rows.size());
   };
   std::vector<const RunFitRow*> all;
   for (const auto& [stack, rows] : by_stack) {

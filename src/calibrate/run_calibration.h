@@ -45,6 +45,7 @@ struct RunFitRow {
   // The linearised step: isolated_s + d_tensor (tensor g - 1) + d_memory
   // (memory g - 1) + step_fixed, g the stragglers' factor at `gpus`.
   double d_tensor_s = 0.0, d_memory_s = 0.0;
+  double max_normal = 0.0;  // E[max of `gpus` standard normals], once per run
 };
 // measured / predicted - 1 (positive: acesim faster).
 inline double run_error(double measured, double predicted) { return predicted > 0.0 ? measured / predicted - 1.0 : 0.0; }

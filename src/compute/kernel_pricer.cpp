@@ -13,7 +13,8 @@ KernelPricer::KernelPricer(const NpuConfig& npu, std::shared_ptr<const KernelTim
       peak_flops_(npu.peak_flops()),
       hbm_Bps_(npu.hbm_GBps * 1e9),
       in_situ_(std::move(in_situ)) {
-  straggler_factor_ = 1.0 + in_situ_.values[InSituParam::kStragglerCv] * expected_max_normal(in_situ_.gpus);
+  // The quadrature only where there is a spread: every uncalibrated run builds a pricer.
+  if (const double cv = in_situ_.values[InSituParam::kStragglerCv]; cv != 0.0) straggler_factor_ = 1.0 + cv * expected_max_normal(in_situ_.gpus);
   // Without a model, a measured kernel holds the other resource at its
   // peak.
   tensor_efficiency_ = 1.0;

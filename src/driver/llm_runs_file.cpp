@@ -227,6 +227,12 @@ void simulate_llm_run(LlmRunRow& row, const std::string& models_dir, const InSit
   simulate(row, models_dir, calibration);
 }
 
+double geomean_error(const std::vector<double>& errors) {
+  double sum = 0.0;
+  for (double e : errors) sum += std::abs(std::log1p(e));
+  return errors.empty() ? 0.0 : std::expm1(sum / static_cast<double>(errors.size()));
+}
+
 std::string llm_run_arch(const LlmRunRow& row) { return row_platform(row).npu.arch; }
 
 }  // namespace acesim

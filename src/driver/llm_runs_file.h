@@ -58,6 +58,10 @@ LlmRunsFile read_llm_runs_file(const std::string& path, const std::string& only 
 // precision).
 void simulate_llm_run(LlmRunRow& row, const std::string& models_dir, const InSituCalibration* calibration = nullptr);
 
+// exp(mean |ln(1 + e)|) - 1 over errors e = measured / predicted - 1: the
+// typical error, either sign; 0 for none.
+double geomean_error(const std::vector<double>& errors);
+
 // The row's GPU architecture (its preset's npu.arch) and precision, as a
 // calibration resolves them.
 std::string llm_run_arch(const LlmRunRow& row);

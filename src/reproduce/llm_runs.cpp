@@ -13,11 +13,10 @@
 namespace acesim {
 namespace {
 
-// exp(mean |ln(measured / acesim)|) - 1: the typical error, either sign.
 double geomean_error(const std::vector<const LlmRunRow*>& rows) {
-  double sum = 0.0;
-  for (const LlmRunRow* r : rows) sum += std::abs(std::log1p(r->error()));
-  return rows.empty() ? 0.0 : std::expm1(sum / static_cast<double>(rows.size()));
+  std::vector<double> errors;
+  for (const LlmRunRow* r : rows) errors.push_back(r->error());
+  return acesim::geomean_error(errors);
 }
 
 std::string s3(TimePs t) { return fmt::format("{:.3f}", static_cast<double>(t) / 1e12); }
