@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <regex>
 #include <cctype>
 #include <cmath>
 
@@ -16,13 +15,6 @@
 
 namespace acesim {
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -45,50 +37,13 @@ KernelTimes KernelTimes::read(const std::string& path, const std::vector<std::st
   } catch (const InputError& e) {
     throw InputError(std::string(e.what()) + " (--kernel-times)");
   }
-  // Column names match whatever their case: the header line (the first
-  // that is neither blank nor a # comment) is read in lower case.
-  int header_line = 0;
-  for (std::size_t at = 0, line = 1; at < text.size(); ++line) {
-    const std::size_t end = std::min(text.find('\n', at), text.size());
-    const std::string trimmed = trim(text.substr(at, end - at));
-    if (!trimmed.empty() && trimmed[0] != '#') {
-      for (std::size_t i = at; i < end; ++i) text[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-      header_line = static_cast<int>(line);
-      break;
-    }
-    at = end + 1;
-  }
+  // Column names match whatever their case: the header line is read in lower case.
+  const int header_line = find_csv_header(text, true).line;
   KernelTimes out;
   out.path_ = path;
-  io::CSVReader<5, io::trim_chars<' ', '\t', '\r'>, io::double_quote_escape<',', '"'>, io::throw_on_overflow,
-                io::single_and_empty_line_comment<'#'>>
-      in(path, text.data(), text.data() + text.size());
-  std::array<std::string, 5> f;
-  int line = header_line;
-  try {
-    in.read_header(io::ignore_extra_column, kColumns[0], kColumns[1], kColumns[2], kColumns[3], kColumns[4]);
-    while (in.read_row(f[0], f[1], f[2], f[3], f[4])) {
-      line = static_cast<int>(in.get_file_line());
-      out.add_row(path, line, f, known_gpus);
-    }
-  } catch (const io::error::header_missing&) {
-    throw InputError(path + ": no header line (the header needs kind, gpu, dtype, shape, time_us)");
-  } catch (const io::error::missing_column_in_header& e) {
-    throw InputError(fmt::format("{}:{}: missing column '{}' (the header needs kind, gpu, dtype, shape, time_us)", path, header_line,
-                                 e.column_name));
-  } catch (const io::error::duplicated_column_in_header& e) {
-    throw InputError(fmt::format("{}:{}: column '{}' is given twice in the header", path, header_line, e.column_name));
-  } catch (const io::error::too_few_columns& e) {
-    throw InputError(fmt::format("{}:{}: fewer fields than the header has columns", path, e.file_line));
-  } catch (const io::error::too_many_columns& e) {
-    throw InputError(fmt::format("{}:{}: more fields than the header has columns", path, e.file_line));
-  } catch (const io::error::escaped_string_not_closed& e) {
-    throw InputError(fmt::format("{}:{}: a quoted field is not closed", path, e.file_line));
-  } catch (const io::error::base& e) {
-    // Any other problem the library finds (a line over its 16 MiB limit).
-    static const std::regex kFileName(R"( (in|of) file "[^"]*")");
-    throw InputError(fmt::format("{}: {}", path, std::regex_replace(e.what(), kFileName, "")));
-  }
+  if (header_line == 0) throw InputError(path + ": no header line (the header needs kind, gpu, dtype, shape, time_us)");
+  read_csv_rows(path, text, header_line, kColumns,
+                [&](int line, const std::array<std::string, 5>& f) { out.add_row(path, line, f, known_gpus); });
   if (out.rows_.empty()) throw InputError(path + ": no rows (--kernel-times)");
   return out;
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "compute/kernel_pricer.h"
+#include "config/csv_reader.h"
 #include "config/data_table.h"
 #include "config/input_error.h"
 #include "config/platform.h"
@@ -31,18 +32,15 @@ constexpr std::array<const char*, 27> kColumns = {
     "gbs",  "sp",        "recompute", "zero", "fetch",   "overlap",   "tpoverlap", "precision", "attention", "first", "last",
     "account", "step_s", "published", "where"};
 
+// One row's fields, by column name; a message names the file, line and the
+// column's number in the file.
 class Fields {
  public:
-  Fields(const DataTable& t, const DataTable::Row& r, const std::string& path) : row_(r), path_(path) {
-    for (std::size_t c = 0; c < kColumns.size(); ++c) {
-      const auto it = std::find(t.header.begin(), t.header.end(), kColumns[c]);
-      if (it == t.header.end()) throw InputError(fmt::format("{}: missing column '{}'", path, kColumns[c]));
-      col_[kColumns[c]] = static_cast<std::size_t>(it - t.header.begin());
-    }
-  }
-  const std::string& text(const char* name) const { return row_.fields[col_.at(name)]; }
+  Fields(const std::array<std::string, kColumns.size()>& values, int line, const CsvHeader& header, const std::string& path)
+      : values_(values), line_(line), header_(header), path_(path) {}
+  const std::string& text(const char* name) const { return values_[index(name)]; }
   [[noreturn]] void fail(const char* name, const std::string& why) const {
-    throw InputError(fmt::format("{}:{}: column {} ({}): {}", path_, row_.line, col_.at(name) + 1, name, why));
+    throw InputError(fmt::format("{}:{}: column {} ({}): {}", path_, line_, header_.number(name), name, why));
   }
   int integer(const char* name, int min, int fallback = -1) const {
     const std::string& t = text(name);
@@ -62,12 +60,19 @@ class Fields {
     if (t == "no" || t.empty()) return false;
     fail(name, fmt::format("yes or no, got '{}'", t));
   }
-  std::string where() const { return fmt::format("{}:{}", path_, row_.line); }
+  std::string where() const { return fmt::format("{}:{}", path_, line_); }
 
  private:
-  const DataTable::Row& row_;
-  std::string path_;
-  std::map<std::string, std::size_t> col_;
+  static std::size_t index(const char* name) {
+    for (std::size_t c = 0; c < kColumns.size(); ++c) {
+      if (std::string_view(kColumns[c]) == name) return c;
+    }
+    throw std::logic_error(std::string("no runs-file column ") + name);
+  }
+  const std::array<std::string, kColumns.size()>& values_;
+  int line_;
+  const CsvHeader& header_;
+  const std::string& path_;
 };
 
 LlmRunRow read_row(const Fields& f) {
@@ -196,7 +201,12 @@ void simulate(LlmRunRow& r, const std::string& dir, const InSituCalibration* cal
 }  // namespace
 
 LlmRunsFile read_llm_runs_file(const std::string& path, const std::string& only, const std::string& hint) {
-  const DataTable table = read_data_table(path, hint);
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const InputError& e) {
+    throw InputError(e.what() + hint);
+  }
   std::set<std::string> wanted;
   std::stringstream ss(only);
   for (std::string id; std::getline(ss, id, ',');) {
@@ -206,17 +216,25 @@ LlmRunsFile read_llm_runs_file(const std::string& path, const std::string& only,
   out.path = path;
   const std::size_t slash = path.find_last_of('/');
   out.models_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  out.comments = table.comments;
+  // The comment lines, as written (a report repeats the sources they give).
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line[0] == '#') out.comments.push_back(line);
+  }
+  const CsvHeader header = find_csv_header(text);
+  if (header.line == 0) throw InputError(path + ": no rows");
   // Every row read, and the ids asked for found, before any is simulated.
   std::set<std::string> ids;
-  for (const DataTable::Row& row : table.rows) {
-    const Fields f(table, row, path);
+  read_csv_rows(path, text, header.line, kColumns, [&](int line, const std::array<std::string, kColumns.size()>& values) {
+    const Fields f(values, line, header, path);
     LlmRunRow r = read_row(f);
     if (!ids.insert(r.id).second) f.fail("id", fmt::format("{} is given twice", quote(r.id)));
-    if (!wanted.empty() && !wanted.count(r.id)) continue;
+    if (!wanted.empty() && !wanted.count(r.id)) return;
     r.location = f.where();
     out.rows.push_back(std::move(r));
-  }
+  });
+  if (ids.empty()) throw InputError(path + ": no rows");
   for (const std::string& id : wanted) {
     if (!ids.count(id)) throw InputError(fmt::format("--runs: {}: no row {}", path, quote(id)));
   }

@@ -127,6 +127,28 @@ TEST_F(RunCalibration, TheCommandWritesACalibrationThatRunTakes) {
   EXPECT_NE(run.out.find("# in situ: calibrated by " + cal + ": tensor "), std::string::npos) << run.out;
 }
 
+TEST_F(RunCalibration, RunsFilesAreReadAsSpreadsheetsWriteThem) {
+  // RFC 4180: a quoted field holds commas and "" quotes; columns in any
+  // order, others ignored; a byte-order mark and CRLF lines.
+  const std::string text =
+      "\xEF\xBB\xBF# source: a spreadsheet\r\n"
+      "note,step_s,id,stack,platform,gpus,model,seq,tp,pp,cp,ep,vp,mbs,gbs,sp,recompute,zero,fetch,overlap,tpoverlap,precision,attention,"
+      "first,last,account,published,where\r\n"
+      "kept out,1.5,a,s1,hgx-h100,8,llama3-8b,2048,8,1,1,1,1,1,8,yes,none,1,,no,no,bf16,fused,,,no,\"1,024 tok/s\",\"Table 1, row \"\"8B\"\"\"\r\n";
+  const LlmRunsFile f = read_llm_runs_file(write("quoted.csv", text));
+  ASSERT_EQ(f.rows.size(), 1u);
+  EXPECT_EQ(f.rows[0].published, "1,024 tok/s");
+  EXPECT_EQ(f.rows[0].where, "Table 1, row \"8B\"");
+  EXPECT_DOUBLE_EQ(f.rows[0].step_s, 1.5);
+  EXPECT_EQ(f.rows[0].location, f.path + ":3");
+  ASSERT_EQ(f.comments.size(), 1u);
+  // A bad value names its column as the file numbers it.
+  const std::string bad = write("badcol.csv", std::string("note,") + kHeader + "x," + fmt::format(fmt::runtime(kRuns[0]), "-1"));
+  expect_bad_input({"calibrate", "runs", bad}, {"badcol.csv:2: column 26 (step_s): must be a time in seconds > 0"});
+  const std::string open = write("open.csv", std::string(kHeader) + "a,s1,hgx-h100,8,llama3-8b,2048,8,1,1,1,1,1,8,yes,none,1,,no,no,bf16,fused,,,no,1,\"x,y\n");
+  expect_bad_input({"calibrate", "runs", open}, {"open.csv:2: a quoted field is not closed"});
+}
+
 TEST_F(RunCalibration, BadInputIsOneLine) {
   std::string two = kHeader;
   for (int i = 0; i < 2; ++i) two += fmt::format(fmt::runtime(kRuns[i]), 1.0);
@@ -144,7 +166,7 @@ TEST_F(RunCalibration, BadInputIsOneLine) {
   const std::string nan = write("nan.csv", std::string(kHeader) + fmt::format(fmt::runtime(kRuns[0]), "nan"));
   expect_bad_input({"calibrate", "runs", nan}, {"nan.csv:2: column 25 (step_s)"});
   const std::string no_column = write("nocol.csv", "id,stack\na,b\n");
-  expect_bad_input({"calibrate", "runs", no_column}, {"nocol.csv: missing column 'platform'"});
+  expect_bad_input({"calibrate", "runs", no_column}, {"nocol.csv:1: missing column 'platform'"});
   const std::string unknown = write("unknown.csv", std::string(kHeader) + "a,s,hgx-h900,8,llama3-8b,,8,1,1,1,1,1,8,no,none,1,,no,no,bf16,fused,,,no,1,x,y\n");
   expect_bad_input({"calibrate", "runs", unknown}, {"unknown.csv:2: column 3 (platform): no preset 'hgx-h900'"});
   expect_bad_input({"calibrate", "runs", small, "--jobs", "0"}, {"--jobs"});
