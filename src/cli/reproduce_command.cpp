@@ -47,6 +47,7 @@ struct Options {
   std::string sizes;
   std::string workloads;
   std::string runs;
+  std::string calibration;
   long long max_gpus = 0;
   bool no_sensitivity = false;
   bool no_plots = false;
@@ -108,7 +109,7 @@ int run_megatron_h100_study(const Options& o) {
 
 int run_llm_runs_study(const Options& o) {
   const std::string out = o.out.empty() ? "llm-runs" : o.out;
-  const LlmRunsStudy study = run_llm_runs(o.data, o.runs);
+  const LlmRunsStudy study = run_llm_runs(o.data, o.runs, o.calibration);
   write_llm_runs(study, out);
   std::printf("%s", llm_runs_tables(study).c_str());
   std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
@@ -263,7 +264,7 @@ const std::vector<Study>& studies() {
       {"nccl-tests", run_nccl_study, {"data"}},
       {"megatron", run_megatron_study, {"data"}},
       {"megatron-h100", run_megatron_h100_study, {"data"}},
-      {"llm-runs", run_llm_runs_study, {"data", "runs"}},
+      {"llm-runs", run_llm_runs_study, {"data", "runs", "calibration"}},
       {"llm-offload", run_llm_offload_study, {"jobs", "workloads", "max-gpus", "no-plots", "progress"}},
       {"offload", run_offload_engines_study, {"no-plots"}},
       {"simai", run_simai_study, {"data"}},
@@ -320,6 +321,9 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   o->given["out"] = c->add_option("--out", o->out, "output directory (default: the study's name)")->check(output_dir());
   o->given["data"] = c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto: the repository's test data directory")->capture_default_str();
   o->given["runs"] = c->add_option("--runs", o->runs, "llm-runs: the rows to run, by id, comma-separated (default: all)")->check(non_empty());
+  o->given["calibration"] =
+      c->add_option("--calibration", o->calibration, "llm-runs: price every row in situ with this calibration file (docs/in-situ.md)")
+          ->check(non_empty());
   o->given["jobs"] = c->add_option("--jobs", o->jobs, "ace-isca21, llm-offload: simulations run in parallel, 1..1024 (default: all cores)");
   o->given["sizes"] = c->add_option("--sizes", o->sizes, "ace-isca21: NPU counts, from 16,32,64,128 (default: all)");
   o->given["workloads"] = c->add_option("--workloads", o->workloads, "ace-isca21: from resnet50,gnmt,dlrm; llm-offload: from llama3-70b-zero1,llama3-70b-zero3,"

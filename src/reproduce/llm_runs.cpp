@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "config/csv.h"
 #include "config/data_table.h"
+#include "config/input_error.h"
+#include "registry/quote.h"
 
 namespace acesim {
 namespace {
@@ -23,14 +26,25 @@ std::string s3(TimePs t) { return fmt::format("{:.3f}", static_cast<double>(t) /
 
 }  // namespace
 
-LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only) {
+LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only, const std::string& calibration_file) {
   LlmRunsFile file = read_llm_runs_file(data_dir + "/llm-runs/runs.csv", only, " (give --data DIR, the repository's tests/data)");
   LlmRunsStudy study;
+  std::optional<InSituCalibration> calibration;
+  if (!calibration_file.empty()) {
+    calibration = load_calibration(calibration_file);
+    for (const LlmRunRow& r : file.rows) {
+      if (const std::string arch = llm_run_arch(r); !calibration->covers(arch)) {
+        throw InputError(fmt::format("--calibration {}: no entry for {}'s architecture {} ({}): a calibration of another GPU does not carry over",
+                                     calibration_file, r.id, quote(arch), r.location));
+      }
+    }
+    study.calibration = calibration_file;
+  }
   for (const std::string& c : file.comments) {
     if (c.rfind("# source:", 0) == 0) study.sources.push_back(c.substr(10));
   }
   for (LlmRunRow& r : file.rows) {
-    simulate_llm_run(r, file.models_dir);
+    simulate_llm_run(r, file.models_dir, calibration ? &*calibration : nullptr);
     study.rows.push_back(std::move(r));
   }
   return study;
@@ -55,7 +69,12 @@ std::vector<std::vector<const LlmRunRow*>> llm_runs_series(const LlmRunsStudy& s
 }
 
 std::string llm_runs_tables(const LlmRunsStudy& study) {
-  std::string out =
+  std::string out;
+  if (!study.calibration.empty()) {
+    out += fmt::format("In situ: every row priced with the calibration {} (its values for the row's architecture and precision).\n\n",
+                       study.calibration);
+  }
+  out +=
       "| run | stack | GPU | GPUs | model | plan | precision | measured step (s) | acesim step (s) | error | acesim MFU | "
       "compute (s) | bubble (s) | exposed comm (s) | memory per GPU (GB) |\n"
       "|---|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";

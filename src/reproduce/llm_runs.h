@@ -18,11 +18,14 @@ namespace acesim {
 struct LlmRunsStudy {
   std::vector<std::string> sources;  // the file's `# source:` lines
   std::vector<LlmRunRow> rows;
+  std::string calibration;  // the calibration file the rows were priced in situ with; empty: none
 };
 
 // Throws InputError naming the file, line and column of a malformed row.
-// `only` (ids, comma-separated) runs a subset; empty: all.
-LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only = "");
+// `only` (ids, comma-separated) runs a subset; empty: all. With a
+// calibration file (compute/in_situ.h), every row in situ: InputError when
+// it has no entry for a row's architecture.
+LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only = "", const std::string& calibration_file = "");
 std::string llm_runs_tables(const LlmRunsStudy& study);
 // Scaling series: rows of one stack, model, precision and plan shape (all
 // but the data-parallel size and batches) at two or more GPU counts, in

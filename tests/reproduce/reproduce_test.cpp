@@ -1,6 +1,8 @@
 // acesim reproduce ace-isca21: the grid's structure and a small run end to end.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -114,7 +116,7 @@ TEST_F(ReproduceCli, EveryStudyRefusesTheOptionsItDoesNotTake) {
       {"nccl-tests", {"data"}},
       {"megatron", {"data"}},
       {"megatron-h100", {"data"}},
-      {"llm-runs", {"data", "runs"}},
+      {"llm-runs", {"data", "runs", "calibration"}},
       {"llm-offload", {"jobs", "workloads", "max-gpus", "no-plots", "progress"}},
       {"offload", {"no-plots"}},
       {"simai", {"data"}},
@@ -122,7 +124,7 @@ TEST_F(ReproduceCli, EveryStudyRefusesTheOptionsItDoesNotTake) {
       {"placement", {}},
   };
   const std::vector<std::string> flags{"no-sensitivity", "no-plots", "progress"};
-  for (const std::string option : {"data", "runs", "jobs", "sizes", "workloads", "max-gpus", "no-sensitivity", "no-plots", "progress"}) {
+  for (const std::string option : {"data", "runs", "calibration", "jobs", "sizes", "workloads", "max-gpus", "no-sensitivity", "no-plots", "progress"}) {
     std::string by;
     for (const auto& [study, options] : takes) {
       if (options.count(option)) by += (by.empty() ? "" : ", ") + study;
@@ -171,9 +173,29 @@ TEST_F(ReproduceCli, OutOfRangeAndMalformedValuesAreRefusedBeforeAnythingRuns) {
   bad({"megatron", "--data", (dir_ / "none").string()}, "--data: '" + (dir_ / "none").string() + "' is not a directory (the repository's tests/data)");
   bad({"llm-runs", "--data", test::data_dir(), "--runs", "a,,b"}, "--runs: empty item in 'a,,b'");
   bad({"llm-runs", "--data", test::data_dir(), "--runs", "nosuch"}, "--runs: " + test::data_dir() + "/llm-runs/runs.csv: no row 'nosuch'");
+  // A calibration is checked against every row's GPU before any runs.
+  const std::string hopper = (dir_ / "hopper.yaml").string();
+  std::ofstream(hopper) << "calibration: 1\nsource: test\nparameters:\n  - arch: hopper\n    tensor: 1.1\n";
+  bad({"llm-runs", "--data", test::data_dir(), "--runs", "nemo-llama31-8b-fp8-8,zero3-gpt3-175b-384", "--calibration", hopper},
+      "--calibration " + hopper + ": no entry for zero3-gpt3-175b-384's architecture 'ampere' (" + test::data_dir() +
+          "/llm-runs/runs.csv:");
   // A hostile value is quoted by its first 80 bytes (issue 42 F13).
   bad({"ace-isca21", "--workloads", std::string(100000, 'x')}, "--workloads: unknown workload '" + std::string(80, 'x') + "...' (valid: ");
   bad({"reproduce-nothing"}, "unknown study 'reproduce-nothing'");
+}
+
+TEST_F(ReproduceCli, PublishedRunsPricedInSituSayByWhichCalibration) {
+  const std::string cal = (dir_ / "cal.yaml").string();
+  std::ofstream(cal) << "calibration: 1\nsource: test\nparameters:\n  - tensor: 1.1\n    step_fixed_ms: 20\n";
+  const std::string out = (dir_ / "runs").string();
+  const auto plain = expect_ok({"reproduce", "llm-runs", "--data", test::data_dir(), "--runs", "nemo-llama31-8b-fp8-8", "--out", out});
+  const auto in_situ =
+      expect_ok({"reproduce", "llm-runs", "--data", test::data_dir(), "--runs", "nemo-llama31-8b-fp8-8", "--out", out, "--calibration", cal});
+  EXPECT_EQ(plain.out.find("In situ:"), std::string::npos);
+  EXPECT_EQ(in_situ.out.rfind("In situ: every row priced with the calibration " + cal, 0), 0u) << in_situ.out;
+  // Isolated 8.917 s (docs/validation.md section 7); in situ its kernels take longer and the step 20 ms more.
+  EXPECT_NE(plain.out.find("| 9.670 | 8.917 | +8.4% |"), std::string::npos) << plain.out;
+  EXPECT_EQ(in_situ.out.find("| 9.670 | 8.917 |"), std::string::npos) << in_situ.out;
 }
 
 TEST_F(ReproduceCli, AGridWithoutTheSensitivityStudiesSaysSo) {
