@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <thread>
 
 #include <Eigen/Dense>
@@ -206,23 +208,27 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
                                  file.path, n, out.params.size()));
   }
   out.rows.resize(n);
-  // 1. Isolated, and the tensor and the memory-bound kernels kProbe times
-  // as long: each run's linear step.
-  std::vector<LlmRunRow> tensor_probe = file.rows, memory_probe = file.rows;
-  InSitu slower_tensor, slower_memory;
-  slower_tensor[InSituParam::kTensor] = kProbe;
-  slower_memory[InSituParam::kMemory] = kProbe;
-  const InSituCalibration tensor_cal = calibration_of(slower_tensor, {InSituParam::kTensor}, "probe");
-  const InSituCalibration memory_cal = calibration_of(slower_memory, {InSituParam::kMemory}, "probe");
-  parallel_for(3 * n, options.jobs, [&](std::size_t k) {
-    if (k < n) {
-      simulate_llm_run(file.rows[k], file.models_dir);
-    } else if (k < 2 * n) {
-      simulate_llm_run(tensor_probe[k - n], file.models_dir, &tensor_cal);
-    } else {
-      simulate_llm_run(memory_probe[k - 2 * n], file.models_dir, &memory_cal);
-    }
+  // 1. Isolated, and every kernel kProbe times as long: each run's linear
+  // step. The step's growth splits between the tensor and the memory-bound
+  // kernels as their time does on the simulated GPU (the linearisation
+  // error that step 3 measures includes this split's).
+  std::vector<LlmRunRow> probe = file.rows;
+  InSitu slower;
+  slower[InSituParam::kTensor] = kProbe;
+  slower[InSituParam::kMemory] = kProbe;
+  const InSituCalibration probe_cal = calibration_of(slower, {InSituParam::kTensor, InSituParam::kMemory}, "probe");
+  // The isolated runs first, timed; every later pass takes the longest runs
+  // first, so that no thread is left with a long one at the end.
+  std::vector<double> seconds(n);
+  parallel_for(n, options.jobs, [&](std::size_t i) {
+    const auto start = std::chrono::steady_clock::now();
+    simulate_llm_run(file.rows[i], file.models_dir);
+    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
+  std::vector<std::size_t> longest(n);
+  std::iota(longest.begin(), longest.end(), 0);
+  std::stable_sort(longest.begin(), longest.end(), [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
+  parallel_for(n, options.jobs, [&](std::size_t k) { simulate_llm_run(probe[longest[k]], file.models_dir, &probe_cal); });
   for (std::size_t i = 0; i < n; ++i) {
     const LlmRunRow& r = file.rows[i];
     RunFitRow& f = out.rows[i];
@@ -235,8 +241,10 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
     f.max_normal = expected_max_normal(r.gpus);
     f.measured_s = r.step_s;
     f.isolated_s = static_cast<double>(r.iteration_ps) / 1e12;
-    f.d_tensor_s = (static_cast<double>(tensor_probe[i].iteration_ps) / 1e12 - f.isolated_s) / (kProbe - 1.0);
-    f.d_memory_s = (static_cast<double>(memory_probe[i].iteration_ps) / 1e12 - f.isolated_s) / (kProbe - 1.0);
+    const double growth = (static_cast<double>(probe[i].iteration_ps) / 1e12 - f.isolated_s) / (kProbe - 1.0);
+    const double tensor_share = r.compute_ps > 0 ? static_cast<double>(r.compute_tensor_ps) / static_cast<double>(r.compute_ps) : 0.0;
+    f.d_tensor_s = growth * tensor_share;
+    f.d_memory_s = growth - f.d_tensor_s;
   }
   // 2. The fit over every run, without each run, and without each stack.
   std::vector<const RunFitRow*> all;
@@ -278,7 +286,7 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
   std::vector<LlmRunRow> in(file.rows), one(file.rows), stack(file.rows);
   out.held_out_simulated = options.simulate_held_out;
   parallel_for((options.simulate_held_out ? 3 : 1) * n, options.jobs, [&](std::size_t k) {
-    const std::size_t i = k % n;
+    const std::size_t i = longest[k % n];
     if (k < n) {
       simulate_llm_run(in[i], file.models_dir, &fitted);
     } else if (k < 2 * n) {

@@ -2,10 +2,12 @@
 // fitted to measured training runs (a runs file, driver/llm_runs_file.h),
 // judged out of sample (docs/in-situ.md, "Fitting"):
 //   1. every run simulated from isolated kernels (the uncalibrated step),
-//      and again with its tensor kernels 10% slower and with its
-//      memory-bound kernels 10% slower, which gives each run's step as a
-//      linear function of the kernel factors (the step is additive in them
-//      to within the linearisation error the report gives);
+//      and again with every kernel 10% slower, which gives each run's step
+//      as a linear function of the kernel factors: the growth splits
+//      between tensor and memory-bound kernels as their time does on the
+//      simulated GPU (the step is linear in them to within the
+//      linearisation error the report gives); the later passes take the
+//      longest runs first;
 //   2. the parameters fitted by bounded least squares on the log step error
 //      over those linearised steps (Levenberg-Marquardt; a parameter that
 //      leaves its plausible range is held at the bound and the rest fitted

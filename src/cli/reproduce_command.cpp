@@ -322,7 +322,7 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   o->given["data"] = c->add_option("--data", o->data, "astra-sim-2.0, nccl-tests, megatron, megatron-h100, llm-runs, simai, kineto: the repository's test data directory")->capture_default_str();
   o->given["runs"] = c->add_option("--runs", o->runs, "llm-runs: the rows to run, by id, comma-separated (default: all)")->check(non_empty());
   o->given["calibration"] =
-      c->add_option("--calibration", o->calibration, "llm-runs: price every row in situ with this calibration file (docs/in-situ.md)")
+      c->add_option("--calibration", o->calibration, "llm-runs: price every row in situ with this calibration file, or published-runs (docs/in-situ.md)")
           ->check(non_empty());
   o->given["jobs"] = c->add_option("--jobs", o->jobs, "ace-isca21, llm-offload: simulations run in parallel, 1..1024 (default: all cores)");
   o->given["sizes"] = c->add_option("--sizes", o->sizes, "ace-isca21: NPU counts, from 16,32,64,128 (default: all)");

@@ -312,7 +312,8 @@ CommandRunner add_run_command(CLI::App& app) {
       ->check(non_empty());
   c->add_option("--calibration", o->request.calibration,
                 "a calibration file of in-situ parameters (acesim calibrate runs writes one) that price kernels as a training "
-                "stack runs them (transformer models; docs/in-situ.md)")
+                "stack runs them, or published-runs: the one fitted to the repository's published runs (transformer models; "
+                "docs/in-situ.md)")
       ->check(non_empty());
   o->iterations_option = c->add_option("--iterations", o->iterations, "training iterations to simulate (default 2; with --chakra: passes over the traces, default 1)");
   c->add_option("--compare", o->request.compare, "run several executors side by side, e.g. sm,ace,ideal")->check(non_empty());

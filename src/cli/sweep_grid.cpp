@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/sweep.h"
+#include "compute/in_situ.h"
 #include "config/failure_model.h"
 #include "config/input_error.h"
 #include "config/platform.h"
@@ -180,6 +181,9 @@ bool failures_file(const std::string& v) {
   return std::find(builtins.begin(), builtins.end(), v) == builtins.end();
 }
 
+// The shipped calibration is named, not a file beside the grid.
+bool calibration_file(const std::string& v) { return v != kPublishedRunsCalibration; }
+
 // The workload file a platform's YAML text names (`workload.file`, or a
 // model file as `workload.model`), or "".
 std::pair<std::string, std::string> platform_workload(const std::string& text) {
@@ -207,7 +211,7 @@ const std::vector<InputOption>& input_options() {
       {"kineto", InputKind::kFileOrDir},
       {"model", InputKind::kFile, model_file},
       {"kernel-times", InputKind::kFile},
-      {"calibration", InputKind::kFile},
+      {"calibration", InputKind::kFile, calibration_file},
       {"failures", InputKind::kFile, failures_file},
       {"file", InputKind::kCluster},
   };

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "config/embedded.h"
 #include "config/input_error.h"
 #include "config/kernel_constants.h"
 #include "config/platform.h"
@@ -167,6 +168,7 @@ InSituCalibration parse_calibration(std::string_view yaml_text, const std::strin
 }
 
 InSituCalibration load_calibration(const std::string& file) {
+  if (file == kPublishedRunsCalibration) return parse_calibration(embedded_file(kPublishedRunsCalibrationFile), kPublishedRunsCalibrationFile);
   std::string text;
   try {
     text = read_text_file(file);

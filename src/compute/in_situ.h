@@ -77,7 +77,15 @@ struct InSituCalibration {
   bool covers(std::string_view arch) const;
 };
 
-// Reads a calibration file: InputError naming file, line and key for what
+// The calibration fitted to the repository's published runs, shipped in the
+// binary: `--calibration published-runs` (`acesim calibrate runs
+// tests/data/llm-runs/runs.csv --out presets/calibration/published-runs.yaml`
+// writes it; docs/validation.md, section 7, gives its errors).
+inline constexpr const char* kPublishedRunsCalibration = "published-runs";
+inline constexpr const char* kPublishedRunsCalibrationFile = "presets/calibration/published-runs.yaml";
+
+// Reads a calibration file (or the shipped one by its name, above):
+// InputError naming file, line and key for what
 // is wrong (an unknown parameter, architecture or precision, a value outside
 // its plausible range, two entries for one architecture and precision).
 InSituCalibration load_calibration(const std::string& file);

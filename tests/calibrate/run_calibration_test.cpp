@@ -149,6 +149,16 @@ TEST_F(RunCalibration, RunsFilesAreReadAsSpreadsheetsWriteThem) {
   expect_bad_input({"calibrate", "runs", open}, {"open.csv:2: a quoted field is not closed"});
 }
 
+TEST_F(RunCalibration, TheShippedCalibrationIsNamedNotAFile) {
+  const test::CliRun run = expect_ok(
+      {"run", "--model", "llama3-8b", "--platform", "hgx-h100", "--tp", "8", "--global-batch", "8", "--calibration", "published-runs"});
+  EXPECT_NE(run.out.find("# in situ: calibrated by published-runs: tensor "), std::string::npos) << run.out;
+  // Every architecture the presets have: the file gives one entry for all.
+  const InSituCalibration shipped = load_calibration("published-runs");
+  for (const char* arch : {"ampere", "hopper", "blackwell", "cdna3", "cdna4"}) EXPECT_TRUE(shipped.covers(arch)) << arch;
+  EXPECT_GT(shipped.resolve("hopper", "fp8")[InSituParam::kTensor], 1.0);
+}
+
 TEST_F(RunCalibration, BadInputIsOneLine) {
   std::string two = kHeader;
   for (int i = 0; i < 2; ++i) two += fmt::format(fmt::runtime(kRuns[i]), 1.0);

@@ -750,6 +750,8 @@ TEST(SweepGrid, EveryOptionThatNamesAFileIsAnInputOrAnOutput) {
   EXPECT_EQ(sweep::input_kind("failures", "meta-llama3"), sweep::InputKind::kNone);
   EXPECT_EQ(sweep::input_kind("failures", "default"), sweep::InputKind::kNone);
   EXPECT_EQ(sweep::input_kind("failures", "f.yaml"), sweep::InputKind::kFile);
+  EXPECT_EQ(sweep::input_kind("calibration", "published-runs"), sweep::InputKind::kNone);
+  EXPECT_EQ(sweep::input_kind("calibration", "cal.yaml"), sweep::InputKind::kFile);
   EXPECT_EQ(sweep::input_kind("kernel_times", "k.csv"), sweep::InputKind::kFile);
   EXPECT_EQ(sweep::input_kind("kineto", "traces"), sweep::InputKind::kFileOrDir);
   EXPECT_EQ(sweep::input_kind("bytes", "64MiB"), sweep::InputKind::kNone);

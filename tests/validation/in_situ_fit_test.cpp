@@ -5,6 +5,7 @@
 // runs: not under the sanitizers (their suite runs every other test).
 #include "calibrate/run_calibration.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -34,6 +35,17 @@ TEST(InSituFit, DocumentedTablesAreWhatTheFitComputesAndHeldOutErrorsStayInBound
   EXPECT_LT(geomean_error(lso), 0.14);
   EXPECT_LT(geomean_error(loo), 0.67 * geomean_error(isolated));
   EXPECT_LT(fit.linearisation_error, 0.01);
+  // The shipped calibration (`--calibration published-runs`) is this fit,
+  // to the digits its file keeps.
+  const InSituCalibration shipped = load_calibration(kPublishedRunsCalibration);
+  EXPECT_EQ(shipped.file, kPublishedRunsCalibrationFile);
+  for (InSituParam p : fit.params) {
+    for (const char* arch : {"ampere", "hopper", "blackwell", "cdna3"}) {
+      EXPECT_NEAR(shipped.resolve(arch, "bf16")[p], fit.values[p], 1e-5 * std::max(1.0, std::abs(fit.values[p])))
+          << info(p).name << ": presets/calibration/published-runs.yaml is out of date: acesim calibrate runs "
+          << "tests/data/llm-runs/runs.csv --out presets/calibration/published-runs.yaml";
+    }
+  }
 }
 
 }  // namespace

@@ -119,6 +119,15 @@ TEST(LlmRuns, EachRowStaysWithinItsBound) {
       {"meta-llama3-405b-16384", 0.199},  // -19.4%
       {"mlperf-llama31-8b-fp8-mi355x-8", 0.055},  // -5.0%
       {"rocm-megatron-llama2-7b-fp8-8", 0.296},  // +29.1%
+      {"mb2602-llama3-70b-fp8cs-h100-64", 0.061},  // +5.6%
+      {"mb2602-llama31-405b-fp8cs-h100-1024", 0.093},  // +8.8%
+      {"mb2511-llama3-8b-fp8cs-b200-8", 0.061},  // +5.6%
+      {"mb2511-llama3-8b-fp8cs-h100-8", 0.042},  // -3.7%
+      {"mb2511-llama3-70b-fp8cs-h100-64", 0.058},  // +5.3%
+      {"mb2511-llama31-405b-fp8cs-h100-1024", 0.125},  // +12.0%
+      {"mb2511-llama31-405b-fp8cs-b200-128", 0.112},  // +10.7%
+      {"tt-llama31-8b-fp8-fsdp-h200-32", 0.130},  // +12.5%
+      {"tt-llama31-8b-fp8-fsdp-h200-64", 0.146},  // +14.1%
   };
   ASSERT_EQ(study().rows.size(), bound.size());
   for (const LlmRunRow& r : study().rows) {
