@@ -224,7 +224,7 @@ double check_loop_size(const Reader& rd, const YAML::Node& j, const std::string&
 void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, const PlatformConfig& platform, ClusterJobSpec& job) {
   yaml::check_map(l, rd.file, key,
                   {"model", "tp", "pp", "dp", "cp", "ep", "zero", "micro_batch", "global_batch", "virtual_stages", "sequence_parallel",
-                   "schedule", "recompute", "attention", "iterations", "precision", "allow_oom"});
+                   "schedule", "recompute", "attention", "iterations", "precision", "allow_oom", "calibration"});
   yaml::require(l, "model", rd.file, key);
   TrainingRequest req;
   req.model = rd.scalar(l["model"], key + ".model");
@@ -255,10 +255,21 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
     if (!bytes) rd.fail(l["precision"], key + ".precision", "unknown precision '" + p + "'");
     lo.bytes_per_element = *bytes;
   }
-  lo.pricer = make_kernel_pricer(platform.npu);
   PlatformConfig own = platform;
   set_nodes(own, static_cast<long long>(job.nodes.size()), key);
   job.topology = std::make_shared<const Topology>(own.dims);
+  // In situ with a calibration file beside the cluster file (or the shipped
+  // one by its name), over the job's own GPUs.
+  std::string calibration;
+  if (l["calibration"]) {
+    calibration = rd.scalar(l["calibration"], key + ".calibration");
+    if (calibration.empty()) rd.fail(l["calibration"], key + ".calibration", "an empty file name");
+    if (calibration != kPublishedRunsCalibration) calibration = rd.beside(calibration);
+  }
+  rd.located(l["calibration"] ? l["calibration"] : l, key + (l["calibration"] ? ".calibration" : ""), [&] {
+    lo.pricer = make_kernel_pricer(platform.npu, nullptr,
+                                   in_situ_setting(calibration, platform.npu, lo.bytes_per_element, job.topology->num_npus()));
+  });
   rd.located(l, key, [&] {
     // A built-in LLM, or a model file relative to the cluster file.
     std::optional<TransformerShape> shape;
@@ -276,7 +287,7 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
                           " (allow_oom: true runs it anyway; more tp/pp, zero, recompute or a smaller micro_batch need less)");
     }
     job.graph_bytes = check_graph_memory(rd, l, key, *llm, job.topology->num_npus());
-    job.what = fmt::format("{} ({})", shape->name, llm->plan_text());
+    job.what = fmt::format("{} ({}{})", shape->name, llm->plan_text(), calibration.empty() ? "" : "; in situ: " + calibration);
     job.iterations = lo.iterations;
     job.build = staged_builder(std::move(llm), job.topology);
   });

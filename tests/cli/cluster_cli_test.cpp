@@ -64,6 +64,34 @@ TEST_F(ClusterCli, SweepsRunClusterFiles) {
   EXPECT_EQ(first["result"]["jobs"][0]["slowdown"], 2.0);
 }
 
+// An LLM job priced in situ: a calibration file beside the cluster file, or
+// the shipped one; the same job without one is as it was; each bad
+// calibration is one line at its key.
+TEST_F(ClusterCli, LlmJobsTakeACalibration) {
+  write("cal.yaml", "calibration: 1\nparameters:\n  - tensor: 1.2\n    step_fixed_ms: 40\n");
+  write("amp.yaml", "calibration: 1\nparameters:\n  - arch: ampere\n    tensor: 1.2\n");
+  const auto cluster = [&](const std::string& name, const std::string& calibration) {
+    return write(name, "platform: hgx-h100\nnodes: 2\njobs:\n  - nodes: 1\n    llm: {model: llama3-8b, tp: 8, global_batch: 8" +
+                           (calibration.empty() ? std::string() : ", calibration: " + calibration) + "}\n");
+  };
+  const auto iteration_ms = [&](const std::string& file) {
+    const nlohmann::json j = parse_json(expect_ok({"cluster", file, "--json"}).out);
+    return j["jobs"][0]["iteration_time_ns"].get<double>() / 1e6;
+  };
+  const double plain = iteration_ms(cluster("plain.yaml", ""));
+  const double in_situ = iteration_ms(cluster("insitu.yaml", "cal.yaml"));
+  EXPECT_GT(in_situ, plain + 40.0);  // the host's 40 ms a step, and slower GEMMs
+  EXPECT_LT(in_situ, plain * 1.2 + 40.0 + 1e-6);
+  EXPECT_GT(iteration_ms(cluster("shipped.yaml", "published-runs")), plain);
+  const auto text = expect_ok({"cluster", (dir_ / "insitu.yaml").string()});
+  EXPECT_NE(text.out.find("; in situ: " + (dir_ / "cal.yaml").string() + ")"), std::string::npos) << text.out;
+  const std::string none = cluster("none.yaml", "no.yaml");
+  expect_bad_input({"cluster", none}, {none + ":5: jobs[0].llm.calibration: --calibration: " + (dir_ / "no.yaml").string() + ": cannot open"});
+  const std::string other = cluster("other.yaml", "amp.yaml");
+  expect_bad_input({"cluster", other}, {other + ":5: jobs[0].llm.calibration: --calibration " + (dir_ / "amp.yaml").string() +
+                                        ": no entry for this platform's architecture 'hopper'"});
+}
+
 TEST_F(ClusterCli, BadInput) {
   expect_bad_input({"cluster", (dir_ / "none.yaml").string()}, {"none.yaml: cannot open: No such file or directory"});
   const std::string f = write("c.yaml", "platform: hgx-h100\nnodes: 2\njobs:\n  - {nodes: 3, collective: {bytes: 1GB}}\n");

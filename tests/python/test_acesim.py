@@ -304,6 +304,9 @@ class ErrorTest(WithTempDir):
         self.assertEqual(run["calibration"]["file"], hopper)
         self.assertEqual(run["calibration"]["values"]["tensor"], 1.1)
         self.assertIsNone(acesim.run(platform="hgx-h100", **plan)["calibration"])
+        shipped = acesim.run(platform="hgx-h100", calibration="published-runs", **plan)["calibration"]
+        self.assertEqual(shipped["file"], "published-runs")
+        self.assertGreater(shipped["values"]["tensor"], 1.0)
         self.assertSameError(lambda: acesim.run(platform="hgx-a100", calibration=hopper, **plan), "run", "--platform", "hgx-a100",
                              "--calibration", hopper, "--model", "llama3-8b", "--tp", "8", "--global-batch", "8")
 
