@@ -66,53 +66,94 @@ double linear_step(const RunFitRow& r, const InSitu& v) {
          v[InSituParam::kStepFixedMs] * 1e-3;
 }
 
-struct Fit {
-  InSitu values;
-  std::array<double, kInSituParams> std_error{};
-  std::array<bool, kInSituParams> at_bound{};
-  int iterations = 0;
-  bool converged = true;
+// One fitted value: a parameter for every architecture (arch empty) or for
+// one.
+struct Slot {
+  InSituParam param;
+  std::string arch;
 };
 
-// Log step errors of the rows in `use` as a function of the free
-// parameters, each scaled to its plausible range (0 at its low end, 1 at
-// its high end) so that the steps weigh them alike.
-struct Residuals : Eigen::DenseFunctor<double> {
-  Residuals(const std::vector<const RunFitRow*>& rows, const std::vector<InSituParam>& free, const InSitu& base)
-      : Eigen::DenseFunctor<double>(static_cast<int>(free.size()), static_cast<int>(rows.size())), rows_(rows), free_(free), base_(base) {}
+struct Fit {
+  std::vector<Slot> slots;
+  std::vector<double> value, std_error;
+  std::vector<char> at_bound;
+  // Split parameters' values for the architectures without a slot of their
+  // own: the fit with every parameter shared.
+  InSitu fallback;
+  int iterations = 0;
+  bool converged = true;
+  // The fit as a calibration: an entry for every architecture (the shared
+  // values, and the split ones' fallback), one for each split architecture.
+  InSituCalibration calibration(const std::vector<InSituParam>& params, const std::string& source) const {
+    InSituCalibration c;
+    c.file = "(fitted)";
+    c.source = source;
+    InSituEntry all;
+    for (InSituParam p : params) all.value[static_cast<std::size_t>(p)] = fallback[p];
+    std::map<std::string, InSituEntry> by_arch;
+    for (std::size_t j = 0; j < slots.size(); ++j) {
+      InSituEntry& e = slots[j].arch.empty() ? all : by_arch[slots[j].arch];
+      e.arch = slots[j].arch;
+      e.value[static_cast<std::size_t>(slots[j].param)] = value[j];
+    }
+    c.entries.push_back(all);
+    for (auto& [arch, e] : by_arch) c.entries.push_back(e);
+    return c;
+  }
+};
 
-  InSitu in_situ(const InputType& u) const {
-    InSitu v = base_;
-    for (std::size_t j = 0; j < free_.size(); ++j) {
-      const InSituParamInfo& p = info(free_[j]);
-      v[free_[j]] = p.low + u[static_cast<Eigen::Index>(j)] * (p.high - p.low);
+// Log step errors of the rows as a function of the free slots, each scaled
+// to its parameter's plausible range (0 at its low end, 1 at its high end)
+// so that the steps weigh them alike. Each row's parameter takes its
+// architecture's slot, else the shared one, else a fixed value.
+struct Residuals : Eigen::DenseFunctor<double> {
+  // slot_of[i][q]: the index in `free` of the slot row i's parameter q
+  // takes; -1: its value in `fixed`.
+  Residuals(const std::vector<const RunFitRow*>& rows, const std::vector<Slot>& free, const std::vector<InSitu>& fixed,
+            std::vector<std::array<int, kInSituParams>> slot_of)
+      : Eigen::DenseFunctor<double>(static_cast<int>(free.size()), static_cast<int>(rows.size())),
+        rows_(rows),
+        free_(free),
+        fixed_(fixed),
+        slot_of_(std::move(slot_of)) {}
+  double value(const InputType& u, std::size_t j) const {
+    const InSituParamInfo& p = info(free_[j].param);
+    return p.low + u[static_cast<Eigen::Index>(j)] * (p.high - p.low);
+  }
+  // Row i's values at u.
+  InSitu in_situ(const InputType& u, std::size_t i) const {
+    InSitu v = fixed_[i];
+    for (std::size_t q = 0; q < kInSituParams; ++q) {
+      if (slot_of_[i][q] >= 0) v.value[q] = value(u, static_cast<std::size_t>(slot_of_[i][q]));
     }
     return v;
   }
   int operator()(const InputType& u, ValueType& f) const {
-    const InSitu v = in_situ(u);
     for (std::size_t i = 0; i < rows_.size(); ++i) {
-      f[static_cast<Eigen::Index>(i)] = std::log(std::max(linear_step(*rows_[i], v), 1e-9) / rows_[i]->measured_s);
+      f[static_cast<Eigen::Index>(i)] = std::log(std::max(linear_step(*rows_[i], in_situ(u, i)), 1e-9) / rows_[i]->measured_s);
     }
     return 0;
   }
   int df(const InputType& u, JacobianType& jac) const {
-    const InSitu v = in_situ(u);
+    jac.setZero();
     for (std::size_t i = 0; i < rows_.size(); ++i) {
       const RunFitRow& r = *rows_[i];
+      const InSitu v = in_situ(u, i);
       const double z = r.max_normal;
       const double g = 1.0 + v[InSituParam::kStragglerCv] * z;
       const double step = std::max(linear_step(r, v), 1e-9);
-      for (std::size_t j = 0; j < free_.size(); ++j) {
+      for (std::size_t q = 0; q < kInSituParams; ++q) {
+        const int j = slot_of_[i][q];
+        if (j < 0) continue;
         double d = 0.0;
-        switch (free_[j]) {
+        switch (static_cast<InSituParam>(q)) {
           case InSituParam::kTensor: d = r.d_tensor_s * g; break;
           case InSituParam::kMemory: d = r.d_memory_s * g; break;
           case InSituParam::kStragglerCv: d = (r.d_tensor_s * v[InSituParam::kTensor] + r.d_memory_s * v[InSituParam::kMemory]) * z; break;
           case InSituParam::kStepFixedMs: d = 1e-3; break;
         }
-        const InSituParamInfo& p = info(free_[j]);
-        jac(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = d * (p.high - p.low) / step;
+        const InSituParamInfo& p = info(static_cast<InSituParam>(q));
+        jac(static_cast<Eigen::Index>(i), j) = d * (p.high - p.low) / step;
       }
     }
     return 0;
@@ -120,20 +161,48 @@ struct Residuals : Eigen::DenseFunctor<double> {
 
  private:
   const std::vector<const RunFitRow*>& rows_;
-  const std::vector<InSituParam>& free_;
-  InSitu base_;
+  const std::vector<Slot>& free_;
+  const std::vector<InSitu>& fixed_;
+  std::vector<std::array<int, kInSituParams>> slot_of_;
 };
 
-// Bounded least squares by an active set: fit the free parameters; hold the
-// one furthest outside its range at that bound; again, until all are in.
-Fit fit(const std::vector<const RunFitRow*>& rows, const std::vector<InSituParam>& params) {
+// Bounded least squares over `slots` by an active set: fit the free slots;
+// hold the one furthest outside its range at that bound; again, until all
+// are in. `fixed` gives each row's values where no slot applies.
+Fit fit_slots(const std::vector<const RunFitRow*>& rows, const std::vector<Slot>& slots, const std::vector<InSitu>& fixed) {
   Fit out;
-  std::vector<InSituParam> free = params;
+  out.slots = slots;
+  out.value.assign(slots.size(), 0.0);
+  out.std_error.assign(slots.size(), 0.0);
+  out.at_bound.assign(slots.size(), 0);
+  for (std::size_t j = 0; j < slots.size(); ++j) out.value[j] = info(slots[j].param).neutral;
+  // Which slot each row's parameter takes: its architecture's, else the shared one.
+  std::vector<std::array<int, kInSituParams>> owner(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    owner[i].fill(-1);
+    for (std::size_t j = 0; j < slots.size(); ++j) {
+      int& at = owner[i][static_cast<std::size_t>(slots[j].param)];
+      if (slots[j].arch == rows[i]->arch || (slots[j].arch.empty() && at < 0)) at = static_cast<int>(j);
+    }
+  }
+  std::vector<std::size_t> free_index(slots.size());
+  std::iota(free_index.begin(), free_index.end(), 0);
+  std::vector<InSitu> held = fixed;  // with the slots held at a bound
   while (true) {
-    Residuals f(rows, free, out.values);
+    std::vector<Slot> free;
+    std::vector<int> position(slots.size(), -1);
+    for (std::size_t j : free_index) {
+      position[j] = static_cast<int>(free.size());
+      free.push_back(slots[j]);
+    }
+    std::vector<std::array<int, kInSituParams>> slot_of(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (std::size_t q = 0; q < kInSituParams; ++q) slot_of[i][q] = owner[i][q] < 0 ? -1 : position[static_cast<std::size_t>(owner[i][q])];
+    }
+    Residuals f(rows, free, held, std::move(slot_of));
     Eigen::VectorXd u(static_cast<Eigen::Index>(free.size()));
     for (std::size_t j = 0; j < free.size(); ++j) {
-      const InSituParamInfo& p = info(free[j]);
+      const InSituParamInfo& p = info(free[j].param);
       u[static_cast<Eigen::Index>(j)] = (p.neutral - p.low) / (p.high - p.low);
     }
     if (!free.empty()) {
@@ -144,7 +213,7 @@ Fit fit(const std::vector<const RunFitRow*>& rows, const std::vector<InSituParam
       out.converged = status == S::RelativeReductionTooSmall || status == S::RelativeErrorTooSmall ||
                       status == S::RelativeErrorAndReductionTooSmall || status == S::CosinusTooSmall;
     }
-    // The parameter furthest outside its range, if any.
+    // The slot furthest outside its range, if any.
     int worst = -1;
     double by = 0.0;
     for (std::size_t j = 0; j < free.size(); ++j) {
@@ -155,9 +224,8 @@ Fit fit(const std::vector<const RunFitRow*>& rows, const std::vector<InSituParam
         worst = static_cast<int>(j);
       }
     }
-    const InSitu v = f.in_situ(u);
+    for (std::size_t j = 0; j < free.size(); ++j) out.value[free_index[j]] = f.value(u, j);
     if (worst < 0) {
-      out.values = v;
       // Standard errors: sigma^2 (J^T J)^-1 at the fit, in the parameters' units.
       const auto n = static_cast<Eigen::Index>(rows.size());
       const auto k = static_cast<Eigen::Index>(free.size());
@@ -169,29 +237,70 @@ Fit fit(const std::vector<const RunFitRow*>& rows, const std::vector<InSituParam
         const double sigma2 = r.squaredNorm() / static_cast<double>(n - k);
         const Eigen::MatrixXd cov = (jac.transpose() * jac).ldlt().solve(Eigen::MatrixXd::Identity(k, k)) * sigma2;
         for (Eigen::Index j = 0; j < k; ++j) {
-          const InSituParamInfo& p = info(free[static_cast<std::size_t>(j)]);
-          out.std_error[static_cast<std::size_t>(free[static_cast<std::size_t>(j)])] = std::sqrt(std::max(0.0, cov(j, j))) * (p.high - p.low);
+          const InSituParamInfo& p = info(free[static_cast<std::size_t>(j)].param);
+          out.std_error[free_index[static_cast<std::size_t>(j)]] = std::sqrt(std::max(0.0, cov(j, j))) * (p.high - p.low);
         }
       }
       return out;
     }
-    const InSituParam p = free[static_cast<std::size_t>(worst)];
-    out.values = v;
-    out.values[p] = u[worst] < 0.0 ? info(p).low : info(p).high;
-    out.at_bound[static_cast<std::size_t>(p)] = true;
-    // The others start again from neutral.
-    for (InSituParam q : free) {
-      if (q != p) out.values[q] = info(q).neutral;
+    const std::size_t hold = free_index[static_cast<std::size_t>(worst)];
+    const InSituParamInfo& p = info(slots[hold].param);
+    out.value[hold] = u[worst] < 0.0 ? p.low : p.high;
+    out.at_bound[hold] = 1;
+    // Its rows take the bound; the others start again from neutral.
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (owner[i][static_cast<std::size_t>(slots[hold].param)] == static_cast<int>(hold)) held[i][slots[hold].param] = out.value[hold];
     }
-    free.erase(free.begin() + worst);
+    for (std::size_t j : free_index) {
+      if (j != hold) out.value[j] = info(slots[j].param).neutral;
+    }
+    free_index.erase(free_index.begin() + worst);
   }
+}
+
+// The fit over `rows`: every parameter shared; the `split` ones per
+// architecture for each architecture with more runs than split parameters,
+// the others' runs holding them at the shared fit's values.
+Fit fit(const std::vector<const RunFitRow*>& rows, const std::vector<InSituParam>& params, const std::vector<InSituParam>& split) {
+  std::vector<Slot> shared;
+  for (InSituParam p : params) shared.push_back({p, ""});
+  const std::vector<InSitu> neutral(rows.size());
+  Fit whole = fit_slots(rows, shared, neutral);
+  for (std::size_t j = 0; j < whole.slots.size(); ++j) whole.fallback[whole.slots[j].param] = whole.value[j];
+  if (split.empty()) return whole;
+  std::map<std::string, std::size_t> runs_of;
+  for (const RunFitRow* r : rows) ++runs_of[r->arch];
+  std::vector<Slot> slots;
+  for (InSituParam p : params) {
+    if (std::find(split.begin(), split.end(), p) == split.end()) slots.push_back({p, ""});
+  }
+  std::vector<InSitu> fixed(rows.size());
+  for (InSituParam p : split) {
+    for (const auto& [arch, count] : runs_of) {
+      if (count > split.size()) slots.push_back({p, arch});
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) fixed[i][p] = whole.fallback[p];
+  }
+  Fit out = fit_slots(rows, slots, fixed);
+  out.fallback = whole.fallback;
+  for (std::size_t j = 0; j < out.slots.size(); ++j) {
+    if (out.slots[j].arch.empty()) out.fallback[out.slots[j].param] = out.value[j];
+  }
+  out.iterations += whole.iterations;
+  out.converged = out.converged && whole.converged;
+  return out;
 }
 
 }  // namespace
 
 InSituCalibration RunFit::calibration() const {
-  InSituCalibration c = calibration_of(values, params, fmt::format("acesim calibrate runs {}: {} runs", file, rows.size()));
+  InSituCalibration c = fitted;
   c.file.clear();
+  c.source = fmt::format("acesim calibrate runs {}: {} runs", file, rows.size());
+  if (!split.empty()) {
+    c.source += "; per architecture:";
+    for (std::size_t j = 0; j < split.size(); ++j) c.source += (j ? ", " : " ") + std::string(info(split[j]).name);
+  }
   return c;
 }
 
@@ -201,6 +310,12 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
   out.params = options.params;
   if (out.params.empty()) {
     for (const InSituParamInfo& p : in_situ_params()) out.params.push_back(p.param);
+  }
+  out.split = options.split;
+  for (InSituParam p : out.split) {
+    if (std::find(out.params.begin(), out.params.end(), p) == out.params.end()) {
+      throw InputError(fmt::format("--per-arch: {} is not fitted (--params does not name it)", info(p).name));
+    }
   }
   const std::size_t n = file.rows.size();
   if (n <= out.params.size()) {
@@ -249,19 +364,23 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
   // 2. The fit over every run, without each run, and without each stack.
   std::vector<const RunFitRow*> all;
   for (const RunFitRow& r : out.rows) all.push_back(&r);
-  const Fit whole = fit(all, out.params);
-  out.values = whole.values;
-  out.std_error = whole.std_error;
-  out.at_bound = whole.at_bound;
+  const Fit whole = fit(all, out.params, out.split);
+  out.fitted = whole.calibration(out.params, "fit");
+  out.values = whole.fallback;
   out.iterations = whole.iterations;
   out.converged = whole.converged;
-  for (InSituParam p : out.params) {
-    if (out.at_bound[static_cast<std::size_t>(p)]) {
-      const InSituParamInfo& i = info(p);
+  for (std::size_t j = 0; j < whole.slots.size(); ++j) {
+    RunFitSlot slot{whole.slots[j].param, whole.slots[j].arch, whole.value[j], whole.std_error[j], whole.at_bound[j] != 0};
+    if (slot.arch.empty()) {
+      out.std_error[static_cast<std::size_t>(slot.param)] = slot.std_error;
+      out.at_bound[static_cast<std::size_t>(slot.param)] = slot.at_bound;
+    }
+    if (slot.at_bound) {
       out.warnings.push_back(fmt::format("{} is at the bound of its plausible range ({:g}): the runs ask for more than its physical cause "
                                          "explains, or for a cause the model lacks; the fit holds it there",
-                                         i.name, out.values[p]));
+                                         slot.name(), slot.value));
     }
+    out.slots.push_back(std::move(slot));
   }
   if (!out.converged) out.warnings.push_back("the fit did not converge: the values are the last iterate's");
   std::vector<InSituCalibration> loo(n);
@@ -270,7 +389,7 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
     for (std::size_t j = 0; j < n; ++j) {
       if (j != i) rest.push_back(&out.rows[j]);
     }
-    loo[i] = calibration_of(fit(rest, out.params).values, out.params, "leave one out");
+    loo[i] = fit(rest, out.params, out.split).calibration(out.params, "leave one out");
   }
   std::map<std::string, InSituCalibration> lso;
   for (const RunFitRow& r : out.rows) {
@@ -279,10 +398,10 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
     for (const RunFitRow& o : out.rows) {
       if (o.stack != r.stack) rest.push_back(&o);
     }
-    if (rest.size() > out.params.size()) lso[r.stack] = calibration_of(fit(rest, out.params).values, out.params, "leave one stack out");
+    if (rest.size() > out.params.size()) lso[r.stack] = fit(rest, out.params, out.split).calibration(out.params, "leave one stack out");
   }
   // 3. Simulated at the fit; the held-out fits' predictions linearised or simulated.
-  const InSituCalibration fitted = calibration_of(out.values, out.params, "fit");
+  const InSituCalibration& fitted = out.fitted;
   std::vector<LlmRunRow> in(file.rows), one(file.rows), stack(file.rows);
   out.held_out_simulated = options.simulate_held_out;
   parallel_for((options.simulate_held_out ? 3 : 1) * n, options.jobs, [&](std::size_t k) {
@@ -298,9 +417,9 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
   for (std::size_t i = 0; i < n; ++i) {
     RunFitRow& r = out.rows[i];
     r.fitted_s = static_cast<double>(in[i].iteration_ps) / 1e12;
-    out.linearisation_error = std::max(out.linearisation_error, std::abs(r.fitted_s / linear_step(r, out.values) - 1.0));
     const auto it = lso.find(r.stack);
     const auto resolved = [&r](const InSituCalibration& c) { return c.resolve(r.arch, r.precision); };
+    out.linearisation_error = std::max(out.linearisation_error, std::abs(r.fitted_s / linear_step(r, resolved(out.fitted)) - 1.0));
     if (options.simulate_held_out) {
       r.loo_s = static_cast<double>(one[i].iteration_ps) / 1e12;
       r.lso_s = it != lso.end() ? static_cast<double>(stack[i].iteration_ps) / 1e12 : 0.0;
@@ -319,10 +438,15 @@ std::string format_run_fit(const RunFit& fit) {
                      fit.converged ? "" : " (not converged)");
   for (const std::string& w : fit.warnings) out += "# warning: " + w + "\n";
   out += fmt::format("\n{:<16}{:>10}{:>12}  {:<16}{}\n", "parameter", "value", "+- 1 s.d.", "plausible range", "meaning");
-  for (InSituParam p : fit.params) {
-    const InSituParamInfo& i = info(p);
-    out += fmt::format("{:<16}{:>10.4g}{:>12.2g}  {:<16}{}{}\n", i.name, fit.values[p], fit.std_error[static_cast<std::size_t>(p)],
-                       fmt::format("[{:g}, {:g}]", i.low, i.high), i.meaning, fit.at_bound[static_cast<std::size_t>(p)] ? " (at its bound)" : "");
+  for (const RunFitSlot& slot : fit.slots) {
+    const InSituParamInfo& i = info(slot.param);
+    out += fmt::format("{:<16}{:>10.4g}{:>12.2g}  {:<16}{}{}\n", slot.name(), slot.value, slot.std_error,
+                       fmt::format("[{:g}, {:g}]", i.low, i.high), i.meaning, slot.at_bound ? " (at its bound)" : "");
+  }
+  if (!fit.split.empty()) {
+    out += "# @ARCH: that architecture's value; the other architectures take the value fitted with every parameter shared:";
+    for (InSituParam p : fit.split) out += fmt::format(" {} {:.4g}", info(p).name, fit.values[p]);
+    out += "\n";
   }
   out += fmt::format("\n{:<40}{:<16}{:>6}{:>10}{:>10}{:>8}{:>10}{:>8}{:>10}{:>8}{:>10}{:>8}\n", "run", "stack", "GPUs", "measured", "isolated",
                      "error", "fitted", "error", "leave-1", "error", "leave-st", "error");
@@ -359,10 +483,10 @@ std::string format_run_fit(const RunFit& fit) {
 
 std::string run_fit_markdown(const RunFit& fit) {
   std::string out = "| parameter | fitted | +- 1 s.d. | plausible range | at its bound |\n|---|---:|---:|---|---|\n";
-  for (InSituParam p : fit.params) {
-    const InSituParamInfo& i = info(p);
-    out += fmt::format("| {} | {:.4g} | {:.2g} | [{:g}, {:g}] | {} |\n", i.name, fit.values[p], fit.std_error[static_cast<std::size_t>(p)], i.low,
-                       i.high, fit.at_bound[static_cast<std::size_t>(p)] ? "yes" : "no");
+  for (const RunFitSlot& slot : fit.slots) {
+    const InSituParamInfo& i = info(slot.param);
+    out += fmt::format("| {} | {:.4g} | {:.2g} | [{:g}, {:g}] | {} |\n", slot.name(), slot.value, slot.std_error, i.low, i.high,
+                       slot.at_bound ? "yes" : "no");
   }
   out += "\n| run | stack | GPUs | measured (s) | isolated (s) | error | fitted (s) | error | leave one out (s) | error | "
          "leave stack out (s) | error |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -404,13 +528,9 @@ std::string run_fit_markdown(const RunFit& fit) {
 
 nlohmann::json run_fit_json(const RunFit& fit) {
   nlohmann::json params = nlohmann::json::object();
-  for (InSituParam p : fit.params) {
-    const InSituParamInfo& i = info(p);
-    params[i.name] = {{"value", fit.values[p]},
-                      {"std_error", fit.std_error[static_cast<std::size_t>(p)]},
-                      {"low", i.low},
-                      {"high", i.high},
-                      {"at_bound", fit.at_bound[static_cast<std::size_t>(p)]}};
+  for (const RunFitSlot& slot : fit.slots) {
+    const InSituParamInfo& i = info(slot.param);
+    params[slot.name()] = {{"value", slot.value}, {"std_error", slot.std_error}, {"low", i.low}, {"high", i.high}, {"at_bound", slot.at_bound}};
   }
   nlohmann::json rows = nlohmann::json::array();
   for (const RunFitRow& r : fit.rows) {

@@ -32,6 +32,10 @@ namespace acesim {
 
 struct RunFitOptions {
   std::vector<InSituParam> params;  // fitted; empty: all; the others stay neutral
+  // Fitted per GPU architecture, for each architecture with more runs than
+  // these parameters (the others' runs take the value every parameter
+  // shared gives); must be among `params`.
+  std::vector<InSituParam> split;
   int jobs = 0;                     // runs simulated at once; 0: every core
   bool simulate_held_out = false;   // simulate the held-out predictions, not linearise them
 };
@@ -52,13 +56,28 @@ struct RunFitRow {
 // measured / predicted - 1 (positive: acesim faster).
 inline double run_error(double measured, double predicted) { return predicted > 0.0 ? measured / predicted - 1.0 : 0.0; }
 
+// One fitted value: a parameter for every architecture (arch empty) or one.
+struct RunFitSlot {
+  InSituParam param;
+  std::string arch;
+  double value = 0.0, std_error = 0.0;  // one standard deviation
+  bool at_bound = false;
+  std::string name() const { return arch.empty() ? info(param).name : std::string(info(param).name) + "@" + arch; }
+};
+
 struct RunFit {
   std::string file;
   std::vector<RunFitRow> rows;
   std::vector<InSituParam> params;  // fitted
-  InSitu values;                     // the fit (neutral where not fitted)
-  std::array<double, kInSituParams> std_error{};  // one standard deviation; 0 where not fitted
+  std::vector<InSituParam> split;   // of them, per architecture
+  std::vector<RunFitSlot> slots;    // the fitted values
+  // For an architecture without a slot of its own (every architecture
+  // without a split): the fit (neutral where not fitted), its standard
+  // deviations (0 where not fitted) and bounds.
+  InSitu values;
+  std::array<double, kInSituParams> std_error{};
   std::array<bool, kInSituParams> at_bound{};
+  InSituCalibration fitted;  // the fit as a calibration
   int iterations = 0;
   bool converged = true;
   bool held_out_simulated = false;

@@ -30,14 +30,14 @@ struct Options {
   std::string csv;
   bool json = false;
   // calibrate runs
-  std::string runs_file, runs_only, runs_params, runs_out, runs_csv;
+  std::string runs_file, runs_only, runs_params, runs_split, runs_out, runs_csv;
   int jobs = 0;
   bool runs_json = false;
   bool simulate_held_out = false;
   bool markdown = false;
 };
 
-std::vector<InSituParam> parse_params(const std::string& text) {
+std::vector<InSituParam> parse_params(const std::string& text, const std::string& option = "--params") {
   std::vector<InSituParam> out;
   if (text.empty()) return out;
   std::vector<std::string> names;
@@ -48,10 +48,10 @@ std::vector<InSituParam> parse_params(const std::string& text) {
     const std::string name = text.substr(start, comma - start);
     const auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end()) {
-      throw InputError("--params: unknown in-situ parameter " + quote(name) + suggestion(name, names) + " (valid: " + join_names(names, ", ") + ")");
+      throw InputError(option + ": unknown in-situ parameter " + quote(name) + suggestion(name, names) + " (valid: " + join_names(names, ", ") + ")");
     }
     const InSituParam p = in_situ_params()[static_cast<std::size_t>(it - names.begin())].param;
-    if (std::find(out.begin(), out.end(), p) != out.end()) throw InputError("--params: " + name + " is given twice");
+    if (std::find(out.begin(), out.end(), p) != out.end()) throw InputError(option + ": " + name + " is given twice");
     out.push_back(p);
     start = comma + 1;
   }
@@ -61,6 +61,7 @@ std::vector<InSituParam> parse_params(const std::string& text) {
 int run_runs(const Options& o) {
   RunFitOptions fo;
   fo.params = parse_params(o.runs_params);
+  fo.split = parse_params(o.runs_split, "--per-arch");
   fo.jobs = o.jobs;
   fo.simulate_held_out = o.simulate_held_out;
   const RunFit fit = fit_runs(read_llm_runs_file(o.runs_file, o.runs_only), fo);
@@ -128,6 +129,10 @@ CommandRunner add_calibrate_command(CLI::App& app) {
       ->check(non_empty());
   runs->add_option("--runs", o->runs_only, "ID,...: only these runs")->check(non_empty());
   runs->add_option("--params", o->runs_params, "PARAM,...: the parameters to fit (default: all; the rest stay neutral)")->check(non_empty());
+  runs->add_option("--per-arch", o->runs_split,
+                   "PARAM,...: fit these per GPU architecture, for each with more runs than these parameters (the others' runs "
+                   "take the value every parameter shared gives)")
+      ->check(non_empty());
   runs->add_option("--out", o->runs_out, "write the calibration file here (acesim run --calibration FILE)")->check(output_file());
   runs->add_option("--csv", o->runs_csv, "write each run's measured, isolated, fitted and left-out steps here")->check(output_file());
   runs->add_option("--jobs", o->jobs, "runs simulated at once (default: every core)")->check(CLI::Range(1, 1024));

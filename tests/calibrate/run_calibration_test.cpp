@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -35,14 +36,17 @@ class RunCalibration : public test::CliTest {
  protected:
   // The runs with the steps acesim simulates at `truth` as their measured steps.
   std::string runs_measured_at(const InSituCalibration& truth) {
+    return runs_measured_at(truth, std::vector<const char*>(std::begin(kRuns), std::end(kRuns)));
+  }
+  std::string runs_measured_at(const InSituCalibration& truth, const std::vector<const char*>& runs) {
     std::string text = kHeader;
-    for (const char* row : kRuns) text += fmt::format(fmt::runtime(row), 1.0);
+    for (const char* row : runs) text += fmt::format(fmt::runtime(row), 1.0);
     const std::string probe = write("probe.csv", text);
     LlmRunsFile f = read_llm_runs_file(probe);
     text = kHeader;
     for (std::size_t i = 0; i < f.rows.size(); ++i) {
       simulate_llm_run(f.rows[i], f.models_dir, &truth);
-      text += fmt::format(fmt::runtime(kRuns[i]), fmt::format("{:.9f}", static_cast<double>(f.rows[i].iteration_ps) / 1e12));
+      text += fmt::format(fmt::runtime(runs[i]), fmt::format("{:.9f}", static_cast<double>(f.rows[i].iteration_ps) / 1e12));
     }
     return write("runs.csv", text);
   }
@@ -83,6 +87,54 @@ TEST_F(RunCalibration, RunsMeasuredAtKnownValuesGiveThemBack) {
   const InSituCalibration c = parse_calibration(calibration_yaml(fit.calibration()), "cal.yaml");
   EXPECT_NEAR(c.resolve("hopper", "bf16")[InSituParam::kTensor], fit.values[InSituParam::kTensor], 1e-5);
   EXPECT_EQ(c.source, "acesim calibrate runs " + runs + ": 5 runs");
+}
+
+TEST_F(RunCalibration, AParameterSplitByArchitectureGivesEachItsOwn) {
+  // Hopper's tensor kernels 1.08x in situ, Ampere's 1.18x, the rest 1.13x.
+  // Three Ampere runs, four Hopper ones, one Blackwell: too few for a value
+  // of its own.
+  std::vector<const char*> runs(std::begin(kRuns), std::end(kRuns));
+  runs.push_back("f,s3,hgx-a100,16,llama3-8b,2048,8,1,1,1,1,1,16,yes,none,1,,yes,no,bf16,fused,,,no,{},x,y\n");
+  runs.push_back("g,s3,hgx-a100,8,llama3-8b,4096,4,1,1,1,1,2,16,no,selective,1,,no,no,bf16,fused,,,no,{},x,y\n");
+  runs.push_back("h,s4,hgx-b200,8,llama3-8b,4096,8,1,1,1,1,1,8,yes,none,1,,no,no,bf16,fused,,,no,{},x,y\n");
+  InSituCalibration truth;
+  truth.file = "truth";
+  for (const auto& [arch, tensor] : {std::pair{"", 1.13}, {"hopper", 1.08}, {"ampere", 1.18}}) {
+    InSituEntry e;
+    e.arch = arch;
+    e.value[static_cast<std::size_t>(InSituParam::kTensor)] = tensor;
+    truth.entries.push_back(e);
+  }
+  RunFitOptions o;
+  o.params = {InSituParam::kTensor};
+  o.split = {InSituParam::kTensor};
+  const RunFit fit = fit_runs(read_llm_runs_file(runs_measured_at(truth, runs)), o);
+  EXPECT_TRUE(fit.warnings.empty()) << fit.warnings.front();
+  std::map<std::string, double> value;
+  for (const RunFitSlot& slot : fit.slots) value[slot.name()] = slot.value;
+  ASSERT_EQ(value.size(), 2u) << ::testing::PrintToString(value);
+  EXPECT_NEAR(value.at("tensor@hopper"), 1.08, 0.005) << format_run_fit(fit);
+  EXPECT_NEAR(value.at("tensor@ampere"), 1.18, 0.005);
+  // Blackwell's run takes the fit of every run with one shared value.
+  EXPECT_GT(fit.values[InSituParam::kTensor], 1.08);
+  EXPECT_LT(fit.values[InSituParam::kTensor], 1.18);
+  // The file: the shared fit for every architecture, and one entry for each split one.
+  const InSituCalibration c = parse_calibration(calibration_yaml(fit.calibration()), "cal.yaml");
+  ASSERT_EQ(c.entries.size(), 3u);
+  EXPECT_NEAR(c.resolve("hopper", "bf16")[InSituParam::kTensor], 1.08, 0.005);
+  EXPECT_NEAR(c.resolve("ampere", "fp8")[InSituParam::kTensor], 1.18, 0.005);
+  EXPECT_NEAR(c.resolve("blackwell", "bf16")[InSituParam::kTensor], fit.values[InSituParam::kTensor], 1e-5);
+  EXPECT_NE(c.source.find("; per architecture: tensor"), std::string::npos) << c.source;
+  // Held out, each run is predicted from the others with its architecture's value where there is one.
+  for (const RunFitRow& r : fit.rows) {
+    SCOPED_TRACE(r.id);
+    EXPECT_LT(std::abs(run_error(r.measured_s, r.fitted_s)), r.arch == "blackwell" ? 0.05 : 0.01);
+  }
+  const std::string text = format_run_fit(fit);
+  EXPECT_NE(text.find("tensor@ampere"), std::string::npos) << text;
+  expect_bad_input({"calibrate", "runs", write("any.csv", std::string(kHeader) + fmt::format(fmt::runtime(kRuns[0]), 1.0)), "--params",
+                    "tensor", "--per-arch", "memory"},
+                   {"--per-arch: memory is not fitted (--params does not name it)"});
 }
 
 TEST_F(RunCalibration, AParameterTheRunsPushPastItsRangeIsHeldThereAndSaidSo) {
