@@ -283,7 +283,8 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
     auto llm = std::make_shared<const LlmJob>(*shape, llm_plan(o, *shape, *job.topology), *job.topology, lo);
     const std::optional<MemoryBreakdown> worst = worst_stage_memory(*llm);
     if (worst && !allow_oom && !fits_in_hbm(*worst, platform.npu.hbm_capacity_GB)) {
-      rd.fail(l, key, "the plan does not fit in HBM: " + format_memory(*worst, platform.npu.hbm_capacity_GB) +
+      rd.fail(l, key, "the plan does not fit in HBM: " + format_memory(*worst, platform.npu.hbm_capacity_GB) + "; " +
+                          activations_why(*worst, llm->plan()) +
                           " (allow_oom: true runs it anyway; more tp/pp, zero, recompute or a smaller micro_batch need less)");
     }
     job.graph_bytes = check_graph_memory(rd, l, key, *llm, job.topology->num_npus());

@@ -288,7 +288,7 @@ LlmReport run_llm(const PlatformConfig& platform, const StagedJob& job, const Ll
   const std::optional<MemoryBreakdown> worst = worst_stage_memory(job);
   const double hbm_GB = platform.npu.hbm_capacity_GB;
   if (worst && !options.allow_oom && !fits_in_hbm(*worst, hbm_GB)) {
-    throw InputError("the plan does not fit in HBM: " + format_memory(*worst, hbm_GB) +
+    throw InputError("the plan does not fit in HBM: " + format_memory(*worst, hbm_GB) + "; " + activations_why(*worst, plan) +
                      " (--allow-oom runs it anyway; more --tp/--pp, --zero, --recompute or a smaller --micro-batch need less)");
   }
   // Building the graphs counts for a fifth of the progress shown, so that

@@ -203,4 +203,10 @@ std::string format_memory(const MemoryBreakdown& m, double hbm_capacity_GB) {
   return out + fmt::format(" {} {:g} GB HBM", fits_in_hbm(m, hbm_capacity_GB) ? "<=" : ">", hbm_capacity_GB);
 }
 
+std::string activations_why(const MemoryBreakdown& m, const ParallelPlan& plan) {
+  const char* schedule = plan.virtual_stages > 1 ? "interleaved" : plan.pp > 1 ? "1F1B" : "gradient accumulation";
+  return fmt::format("its activations are {:.4g} {} worth of its layers, in flight at the {} schedule's peak", m.micro_batches_in_flight,
+                     m.micro_batches_in_flight == 1.0 ? "micro-batch's" : "micro-batches'", schedule);
+}
+
 }  // namespace acesim

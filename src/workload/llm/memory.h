@@ -86,4 +86,9 @@ bool fits_in_hbm(const MemoryBreakdown& m, double hbm_capacity_GB);
 // capacity unknown" for 0).
 std::string format_memory(const MemoryBreakdown& m, double hbm_capacity_GB);
 
+// Why the activations are what they are, for a refusal: "its activations
+// are 22.5 micro-batches' worth of its layers, in flight at the interleaved
+// schedule's peak".
+std::string activations_why(const MemoryBreakdown& m, const ParallelPlan& plan);
+
 }  // namespace acesim
