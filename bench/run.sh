@@ -10,6 +10,8 @@
 #    same cases under /usr/bin/time -v (peak RSS, wall time of the process).
 # 4. the summary table and the targets of the 1,024-NPU case.
 # 5. start-up: small commands as whole processes (bench/startup.sh).
+# 6. with ACESIM_BENCH_SLOW=1, `acesim calibrate runs` over the published
+#    runs' table (about 2 minutes; held to 2 minutes).
 #
 # Exits 1 when a binary is missing, 2 when a benchmark fails; with
 # ACESIM_BENCH_STRICT=1 also 3 when a target is missed. About 15-60 s.
@@ -263,6 +265,21 @@ if [[ -x $build/bench/acesim_bench_kineto ]]; then
   while IFS=$'\t' read -r file _ _ _ _ secs _; do
     [[ $file == trace.json* ]] && check "100 MB Kineto trace ($file): read" "$secs" s 2 max
   done <<<"$kineto_out"
+fi
+
+echo
+echo "== calibration over the published runs (ACESIM_BENCH_SLOW=1 runs it: about 2 minutes)"
+if [[ ${ACESIM_BENCH_SLOW:-0} == 1 ]]; then
+  # Every row of the validation table simulated three times (isolated, every
+  # kernel 10% slower, at the fit) on every core; the held-out fits linearised.
+  t0=$EPOCHREALTIME
+  "$cli" calibrate runs "$here/../tests/data/llm-runs/runs.csv" >"$tmp/calibrate.txt" ||
+    { echo "bench/run.sh: calibrate runs failed" >&2; exit 2; }
+  t1=$EPOCHREALTIME
+  grep '^# geomean' "$tmp/calibrate.txt" | sed 's/^/  /'
+  check "calibrate runs, the published runs' table: wall" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" s 120 max
+else
+  echo "  skipped"
 fi
 if ((missed)) && [[ ${ACESIM_BENCH_STRICT:-0} == 1 ]]; then exit 3; fi
 exit 0
