@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cmath>
 #include <exception>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -37,6 +39,63 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
         fn(i);
       } catch (...) {
         errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// first(i) for every i in [0, n), in order, then second(i) for each: a
+// thread free when no first(i) is left takes the second(i) whose first(i)
+// took longest (`seconds`, which first() sets) among those done. The first
+// failure by index is rethrown.
+void pass_then_longest(std::size_t n, int jobs, const std::function<void(std::size_t)>& first, const std::function<void(std::size_t)>& second,
+                       const std::vector<double>& seconds) {
+  const unsigned threads = static_cast<unsigned>(
+      std::max(1, std::min<int>(jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), static_cast<int>(n))));
+  std::vector<std::exception_ptr> errors(2 * n);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t next = 0, seconds_taken = 0;
+  std::vector<std::size_t> ready;  // first(i) done, second(i) not taken
+  const auto work = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      if (next < n) {
+        const std::size_t i = next++;
+        lock.unlock();
+        try {
+          first(i);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+        lock.lock();
+        ready.push_back(i);
+        cv.notify_all();
+      } else if (!ready.empty()) {
+        const auto it = std::max_element(ready.begin(), ready.end(), [&](std::size_t a, std::size_t b) {
+          return seconds[a] < seconds[b] || (seconds[a] == seconds[b] && a > b);
+        });
+        const std::size_t i = *it;
+        ready.erase(it);
+        ++seconds_taken;
+        lock.unlock();
+        try {
+          if (!errors[i]) second(i);
+        } catch (...) {
+          errors[n + i] = std::current_exception();
+        }
+        lock.lock();
+      } else if (seconds_taken == n) {
+        return;
+      } else {
+        cv.wait(lock);
       }
     }
   };
@@ -332,18 +391,18 @@ RunFit fit_runs(LlmRunsFile file, const RunFitOptions& options) {
   slower[InSituParam::kTensor] = kProbe;
   slower[InSituParam::kMemory] = kProbe;
   const InSituCalibration probe_cal = calibration_of(slower, {InSituParam::kTensor, InSituParam::kMemory}, "probe");
-  // The isolated runs first, timed; every later pass takes the longest runs
-  // first, so that no thread is left with a long one at the end.
+  // The isolated runs first, timed; a run's probe may start once its
+  // isolated run is done, the longest first, and so does every later pass,
+  // so that no thread is left with a long run at the end.
   std::vector<double> seconds(n);
-  parallel_for(n, options.jobs, [&](std::size_t i) {
+  pass_then_longest(n, options.jobs, [&](std::size_t i) {
     const auto start = std::chrono::steady_clock::now();
     simulate_llm_run(file.rows[i], file.models_dir);
     seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  });
+  }, [&](std::size_t i) { simulate_llm_run(probe[i], file.models_dir, &probe_cal); }, seconds);
   std::vector<std::size_t> longest(n);
   std::iota(longest.begin(), longest.end(), 0);
   std::stable_sort(longest.begin(), longest.end(), [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
-  parallel_for(n, options.jobs, [&](std::size_t k) { simulate_llm_run(probe[longest[k]], file.models_dir, &probe_cal); });
   for (std::size_t i = 0; i < n; ++i) {
     const LlmRunRow& r = file.rows[i];
     RunFitRow& f = out.rows[i];

@@ -50,6 +50,17 @@ double KernelPricer::in_situ_factor(KernelKind kind) const {
 std::int64_t KernelPricer::step_fixed_ps() const { return std::llround(in_situ_.values[InSituParam::kStepFixedMs] * 1e9); }
 
 std::optional<KernelPricer::Priced> KernelPricer::price(const KernelDesc& d) const {
+  const Key key{d.kind, d.dtype, d.batch, d.m, d.n, d.k, d.heads, d.kv_heads, d.causal, d.attention, d.flops, d.hbm_bytes};
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (const auto it = priced_.find(key); it != priced_.end()) return it->second;
+  }
+  std::optional<Priced> p = price_uncached(d);
+  const std::lock_guard<std::mutex> lock(mu_);
+  return priced_.emplace(key, std::move(p)).first->second;
+}
+
+std::optional<KernelPricer::Priced> KernelPricer::price_uncached(const KernelDesc& d) const {
   // Neutral in-situ values leave every time as it was, to the bit.
   const auto in_situ = [&](double seconds) { return in_situ_.file.empty() ? seconds : seconds * in_situ_factor(d.kind); };
   if (measured_) {

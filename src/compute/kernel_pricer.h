@@ -6,9 +6,12 @@
 // "Endpoint").
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "compute/compute_model.h"
 #include "compute/in_situ.h"
@@ -60,6 +63,12 @@ class KernelPricer {
   double memory_efficiency_;
   InSituSetting in_situ_;
   double straggler_factor_ = 1.0;
+  // What price() gave for each kernel asked for: a step repeats a few dozen
+  // kernels over every layer and micro-batch. Threads may share a pricer.
+  using Key = std::tuple<KernelKind, Dtype, double, double, double, double, int, int, bool, AttentionImpl, double, double>;
+  mutable std::mutex mu_;
+  mutable std::map<Key, std::optional<Priced>> priced_;
+  std::optional<Priced> price_uncached(const KernelDesc& k) const;
 };
 
 // A pricer for the NPU, or none where neither a model (npu.arch) nor

@@ -156,9 +156,31 @@ TransformerShape shape_of(const LlmRunRow& r, const std::string& dir, const std:
   return s;
 }
 
+// The row's preset on its GPUs. A job smaller than, or not a multiple of,
+// a node's scale-up domain (64 GPUs of a GB200 NVL72 rack's 72, 256 as four
+// racks of 64) takes the largest multiple of 8 GPUs that divides it and fits
+// in the domain from each node: its NVLink domain is that size.
 PlatformConfig row_platform(const LlmRunRow& r) {
   PlatformConfig platform = load_preset(*preset_registry().find(r.platform));
-  set_nodes(platform, r.gpus / kGpusPerNode, r.location + ": nodes");
+  long long per_node = 1;
+  int scale_up = -1;
+  for (std::size_t d = 0; d < platform.dims.size(); ++d) {
+    if (static_cast<int>(d) == platform.nodes_dim) continue;
+    per_node *= platform.dims[d].npus;
+    scale_up = scale_up < 0 ? static_cast<int>(d) : -2;  // -2: more than one
+  }
+  if (r.gpus % per_node != 0 && scale_up >= 0) {
+    long long domain = kGpusPerNode;
+    for (long long g = kGpusPerNode; g <= per_node; g += kGpusPerNode) {
+      if (r.gpus % g == 0) domain = g;
+    }
+    platform.dims[static_cast<std::size_t>(scale_up)].npus = static_cast<int>(domain);
+    per_node = domain;
+  }
+  if (r.gpus % per_node != 0) {
+    throw InputError(fmt::format("{}: {} GPUs are not whole nodes of {} ({})", r.location, r.gpus, per_node, r.platform));
+  }
+  set_nodes(platform, r.gpus / per_node, r.location + ": nodes");
   return platform;
 }
 

@@ -128,6 +128,8 @@ TEST(LlmRuns, EachRowStaysWithinItsBound) {
       {"mb2511-llama31-405b-fp8cs-b200-128", 0.112},  // +10.7%
       {"tt-llama31-8b-fp8-fsdp-h200-32", 0.130},  // +12.5%
       {"tt-llama31-8b-fp8-fsdp-h200-64", 0.146},  // +14.1%
+      {"mb2602-llama31-405b-fp8cs-gb200-256", 0.169},  // +16.4%
+      {"mb2511-llama3-8b-fp8cs-gb200-8", 0.123},  // +11.8%
   };
   ASSERT_EQ(study().rows.size(), bound.size());
   for (const LlmRunRow& r : study().rows) {

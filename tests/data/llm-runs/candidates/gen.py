@@ -154,7 +154,8 @@ for nn,tps,mem in [(4,10938,47.96),(8,10753,46.97)]:
 # Rows that run with acesim's features moved to ../runs.csv (its validation table); the rest stay here.
 MOVED={"mb2602-llama3-70b-fp8cs-h100-64","mb2602-llama31-405b-fp8cs-h100-1024","mb2511-llama3-8b-fp8cs-b200-8","mb2511-llama3-8b-fp8cs-h100-8",
        "mb2511-llama3-70b-fp8cs-h100-64","mb2511-llama31-405b-fp8cs-h100-1024","mb2511-llama31-405b-fp8cs-b200-128",
-       "tt-llama31-8b-fp8-fsdp-h200-32","tt-llama31-8b-fp8-fsdp-h200-64"}
+       "tt-llama31-8b-fp8-fsdp-h200-32","tt-llama31-8b-fp8-fsdp-h200-64",
+       "mb2602-llama31-405b-fp8cs-gb200-256","mb2511-llama3-8b-fp8cs-gb200-8"}
 rows=[r for r in rows if r["id"] not in MOVED]
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),"runs.csv"),"w",newline="") as f:
     f.write("# Candidate rows for tests/data/llm-runs/runs.csv, not yet run: each needs a feature named in README.md; columns as runs.csv's '# columns:' line; precision adds mxfp8 (MXFP8 block scaling); stacks add megatron-bridge (NeMo 25.11/26.02 containers, Megatron-Core) and torchtitan. Notes per row: README.md.\n")
