@@ -26,11 +26,28 @@ namespace {
 // The kernels' factor of the linearising run: every kernel 10% slower.
 constexpr double kProbe = 1.1;
 
+// Threads for n tasks: `jobs`, or every core for 0, at most n.
+unsigned thread_count(std::size_t n, int jobs) {
+  return static_cast<unsigned>(
+      std::max(1, std::min<int>(jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), static_cast<int>(n))));
+}
+
+// `work` on this thread and threads - 1 more; then the first of `errors`
+// set, by index, rethrown.
+void run_on_threads(unsigned threads, const std::function<void()>& work, const std::vector<std::exception_ptr>& errors) {
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 // Runs fn(i) for every i in [0, n) on `jobs` threads; the first failure by
 // index is rethrown, whatever the threads' order.
 void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& fn) {
-  const unsigned threads = static_cast<unsigned>(
-      std::max(1, std::min<int>(jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), static_cast<int>(n))));
+  const unsigned threads = thread_count(n, jobs);
   std::vector<std::exception_ptr> errors(n);
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
@@ -42,13 +59,7 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  run_on_threads(threads, work, errors);
 }
 
 // first(i) for every i in [0, n), in order, then second(i) for each: a
@@ -57,8 +68,7 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
 // failure by index is rethrown.
 void pass_then_longest(std::size_t n, int jobs, const std::function<void(std::size_t)>& first, const std::function<void(std::size_t)>& second,
                        const std::vector<double>& seconds) {
-  const unsigned threads = static_cast<unsigned>(
-      std::max(1, std::min<int>(jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), static_cast<int>(n))));
+  const unsigned threads = thread_count(n, jobs);
   std::vector<std::exception_ptr> errors(2 * n);
   std::mutex mu;
   std::condition_variable cv;
@@ -99,13 +109,7 @@ void pass_then_longest(std::size_t n, int jobs, const std::function<void(std::si
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  run_on_threads(threads, work, errors);
 }
 
 InSituCalibration calibration_of(const InSitu& values, const std::vector<InSituParam>& params, const std::string& source) {
