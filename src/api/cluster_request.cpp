@@ -251,9 +251,7 @@ void read_llm(const Reader& rd, const YAML::Node& l, const std::string& key, con
   lo.iterations = l["iterations"] ? static_cast<int>(rd.integer(l["iterations"], key + ".iterations", 1, 100)) : 2;
   if (l["precision"]) {
     const std::string p = rd.scalar(l["precision"], key + ".precision");
-    const auto bytes = parse_precision(p);
-    if (!bytes) rd.fail(l["precision"], key + ".precision", "unknown precision '" + p + "'");
-    lo.bytes_per_element = *bytes;
+    if (const std::string why = set_llm_precision(lo, p, platform.npu); !why.empty()) rd.fail(l["precision"], key + ".precision", why);
   }
   PlatformConfig own = platform;
   set_nodes(own, static_cast<long long>(job.nodes.size()), key);

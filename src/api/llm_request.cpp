@@ -120,10 +120,9 @@ void run_llm_request(const TrainingRequest& o, const TransformerShape& shape, co
   if (!o.stragglers.empty()) throw InputError("--straggler is not supported with LLM plans yet");
   LlmOptions lo;
   if (!o.precision.empty()) {
-    const auto bytes = parse_precision(o.precision);
-    if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'");
-    if (const std::string why = precision_unsupported(run.platform.npu, *bytes); !why.empty()) throw InputError("--precision: " + why);
-    lo.bytes_per_element = *bytes;
+    if (const std::string why = set_llm_precision(lo, o.precision, run.platform.npu); !why.empty()) {
+      throw InputError("--precision: " + why);
+    }
   }
   lo.iterations = llm_iterations(o);
   std::shared_ptr<const KernelTimes> measured;

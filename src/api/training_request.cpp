@@ -67,9 +67,11 @@ WorkloadConfig workload_config(const TrainingRequest& o, const PlatformConfig& p
     if (*o.batch < 1 || *o.batch > 1'000'000) throw InputError("--batch: must be in 1..1000000, got " + std::to_string(*o.batch));
     wc.batch_per_npu = *o.batch;
   }
-  if (!o.precision.empty()) {
+  // FP8 recipes are the LLM builder's (set_llm_precision); a layer table
+  // refuses them below.
+  if (!o.precision.empty() && !llm_only_precision(o.precision)) {
     const auto bytes = parse_precision(o.precision);
-    if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'" + suggestion(o.precision, precision_names()));
+    if (!bytes) throw InputError("--precision: unknown precision '" + o.precision + "'" + suggestion(o.precision, llm_precision_names()));
     if (const std::string why = precision_unsupported(platform.npu, *bytes); !why.empty()) throw InputError("--precision: " + why);
     wc.bytes_per_element = *bytes;
   }
@@ -297,6 +299,10 @@ TrainingRun simulate_runs(const TrainingRequest& o) {
     }
   }
   if (!o.llm.chakra_out.empty()) throw InputError(kChakraOutApplies);
+  if (llm_only_precision(o.precision)) {
+    throw InputError("--precision: " + o.precision + " is an FP8 recipe of transformer models (--model); layer tables take " +
+                     join_names(precision_names(), ", "));
+  }
   if (o.llm.given()) throw InputError("--tp/--pp/--dp/... apply to transformer models (--model), not to workload files");
   if (!o.kernel_times.empty()) throw InputError("--kernel-times applies to transformer models (--model), not to the layer-table models");
   if (!o.calibration.empty()) throw InputError("--calibration applies to transformer models (--model), not to the layer-table models");

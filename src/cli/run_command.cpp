@@ -18,6 +18,7 @@
 #include "report/goodput_report.h"
 #include "report/kineto_report.h"
 #include "report/llm_report.h"
+#include "workload/llm/llm_graph.h"
 #include "workload/llm/parallel_plan.h"
 #include "report/trace_merge.h"
 #include "report/training_report.h"
@@ -305,7 +306,7 @@ CommandRunner add_run_command(CLI::App& app) {
       ->check(non_empty());
   c->add_option("--model", o->request.model, "built-in model (" + join_names(model_names()) + ") or a transformer model file (*.yaml)")->check(non_empty());
   o->batch_option = c->add_option("--batch", o->batch, "samples per NPU (built-in models)");
-  c->add_option("--precision", o->request.precision, join_names(precision_names()) + " (built-in models)")->check(non_empty());
+  c->add_option("--precision", o->request.precision, join_names(llm_precision_names()) + " (built-in models; fp8 scales FP8 GEMM inputs by delayed scaling, fp8-cs by current scaling, mxfp8 by blocks of 32 on Blackwell: transformers only)")->check(non_empty());
   c->add_option("--kernel-times", o->request.kernel_times,
                 "CSV of measured kernel times (kind, gpu, dtype, shape, time_us) that replace the compute model where a row matches "
                 "(transformer models; docs/compute.md)")

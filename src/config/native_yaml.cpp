@@ -240,7 +240,7 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   using namespace yaml;
   check_map(node, file, "npu",
             {"compute_units", "unit_TFLOPS", "hbm_GBps", "hbm_capacity_GB", "hbm_sharing", "hbm_comm_share", "timed_kernel_hbm_fraction",
-             "fixed_kernel_times", "fp8", "arch", "gpu", "clock_MHz"});
+             "fixed_kernel_times", "fp8", "mxfp8", "arch", "gpu", "clock_MHz"});
   if (node["compute_units"]) {
     const long long u = integer(node["compute_units"], file, "npu.compute_units");
     if (u < 1 || u > 1'000'000) {
@@ -282,6 +282,7 @@ void read_npu(const YAML::Node& node, NpuConfig& npu, const std::string& file) {
   }
   if (node["fixed_kernel_times"]) npu.fixed_kernel_times = boolean(node["fixed_kernel_times"], file, "npu.fixed_kernel_times");
   if (node["fp8"]) npu.fp8 = boolean(node["fp8"], file, "npu.fp8");
+  if (node["mxfp8"]) npu.mxfp8 = boolean(node["mxfp8"], file, "npu.mxfp8");
   if (node["arch"]) {
     const std::string v = scalar(node["arch"], file, "npu.arch");
     if (find_arch(v) == nullptr) {

@@ -189,15 +189,12 @@ void simulate(LlmRunRow& r, const std::string& dir, const InSituCalibration* cal
   const PlatformConfig platform = row_platform(r);
   const Topology topo(platform.dims);
   LlmOptions options;
-  const std::optional<int> bytes = parse_precision(r.precision);
-  if (!bytes) throw InputError(where + ": unknown precision '" + r.precision + "'");
-  if (const std::string why = precision_unsupported(platform.npu, *bytes); !why.empty()) throw InputError(where + ": " + why);
-  options.bytes_per_element = *bytes;
+  if (const std::string why = set_llm_precision(options, r.precision, platform.npu); !why.empty()) throw InputError(where + ": " + why);
   options.iterations = 2;
   InSituSetting in_situ;
   in_situ.gpus = r.gpus;
   if (calibration != nullptr) {
-    in_situ.values = calibration->resolve(platform.npu.arch, *bytes == 1 ? "fp8" : "bf16");
+    in_situ.values = calibration->resolve(platform.npu.arch, options.bytes_per_element == 1 ? "fp8" : "bf16");
     in_situ.file = calibration->file.empty() ? std::string("(fitted)") : calibration->file;
   }
   options.pricer = make_kernel_pricer(platform.npu, nullptr, in_situ);

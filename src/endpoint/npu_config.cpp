@@ -33,7 +33,11 @@ std::vector<std::string> hbm_sharing_names() { return {"fair", "compute-priority
 
 NpuConfig default_npu() { return NpuConfig{}; }
 
-std::string precision_unsupported(const NpuConfig& npu, int bytes_per_element) {
+std::string precision_unsupported(const NpuConfig& npu, int bytes_per_element, bool block_scaled) {
+  if (block_scaled && !npu.mxfp8) {
+    return "mxfp8 needs block-scaled FP8 tensor cores, which this platform's GPU lacks (npu.mxfp8 is false, as for H100 "
+           "and H200; B200 and GB200 have them)";
+  }
   if (bytes_per_element != 1 || npu.fp8) return {};
   return "fp8 needs FP8 tensor cores, which this platform's GPU lacks (npu.fp8 is false, as for A100 and older GPUs; "
          "H100, H200 and B200 have them)";

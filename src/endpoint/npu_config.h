@@ -68,6 +68,10 @@ struct NpuConfig {
   bool fixed_kernel_times = false;
   // FP8 tensor cores (Hopper, Blackwell): what --precision fp8 needs.
   bool fp8 = false;
+  // Block-scaled FP8 tensor cores (Blackwell's: MXFP8, a scale per 32
+  // values), what --precision mxfp8 needs. Those tensor cores also take FP8
+  // operands in either layout, so per-tensor FP8 keeps no transposed copies.
+  bool mxfp8 = false;
   // The compute model (compute/compute_model.h): the architecture whose
   // kernel constants price LLM kernels by shape (empty: every kernel at
   // the constant efficiencies of default_llm_efficiency()), the GPU's name
@@ -94,9 +98,9 @@ struct NpuConfig {
 // The default NPU (a V100/TPU-v3-era accelerator; docs/model.md says why).
 NpuConfig default_npu();
 
-// Why the NPU cannot train at `bytes_per_element` per value (1: fp8), or
-// an empty string.
-std::string precision_unsupported(const NpuConfig& npu, int bytes_per_element);
+// Why the NPU cannot train at `bytes_per_element` per value (1: fp8;
+// `block_scaled`: MXFP8), or an empty string.
+std::string precision_unsupported(const NpuConfig& npu, int bytes_per_element, bool block_scaled = false);
 
 // A description of the first problem (an unknown executor included), or an
 // empty string.

@@ -84,6 +84,21 @@ TEST_F(PlanLimits, Fp8NeedsAGpuWithFp8) {
                    {"bad.yaml:4", "npu.fp8", "maybe"});
 }
 
+// MXFP8 needs Blackwell's block-scaled tensor cores (npu.mxfp8); the FP8
+// recipes are a transformer's (a layer table says so); a cluster job's
+// precision is checked against its GPU as a run's is.
+TEST_F(PlanLimits, Fp8RecipesNeedTheirTensorCoresAndATransformer) {
+  expect_bad_input({"run", "--model", "llama3-8b", "--platform", "hgx-h100", "--nodes", "1", "--precision", "mxfp8"},
+                   {"--precision: mxfp8 needs block-scaled FP8 tensor cores", "npu.mxfp8 is false"});
+  expect_bad_input({"run", "--model", "resnet50", "--platform", "hgx-b200", "--nodes", "1", "--precision", "fp8-cs"},
+                   {"--precision: fp8-cs is an FP8 recipe of transformer models", "fp8, fp16, bf16, fp32"});
+  expect_bad_input({"run", "--model", "llama3-8b", "--platform", "hgx-b200", "--nodes", "1", "--precision", "mxfp4"},
+                   {"--precision: unknown precision 'mxfp4'", "mxfp8"});
+  for (const char* precision : {"fp8", "fp8-cs", "mxfp8"}) {
+    expect_ok({"run", "--model", "llama3-8b", "--platform", "hgx-b200", "--nodes", "1", "--precision", precision, "--json"});
+  }
+}
+
 // NCCL sends all-to-all point to point, with simple or ll: the header said
 // ll128 while the rows ran simple.
 TEST_F(PlanLimits, Ll128DoesNotApplyToAllToAll) {

@@ -42,6 +42,8 @@ TEST(LlmRuns, TheSetCoversStacksGpusAndPrecisions) {
   EXPECT_GT(platforms["hgx-h100"], 0);
   EXPECT_GT(precisions["bf16"], 0);
   EXPECT_GT(precisions["fp8"], 0);
+  EXPECT_GT(precisions["fp8-cs"], 0);
+  EXPECT_GT(precisions["mxfp8"], 0);
 }
 
 // Table 2 of arXiv 2104.04473: DeepSpeed's ZeRO-3 (2021) falls from 144 to
@@ -119,17 +121,22 @@ TEST(LlmRuns, EachRowStaysWithinItsBound) {
       {"meta-llama3-405b-16384", 0.199},  // -19.4%
       {"mlperf-llama31-8b-fp8-mi355x-8", 0.055},  // -5.0%
       {"rocm-megatron-llama2-7b-fp8-8", 0.296},  // +29.1%
-      {"mb2602-llama3-70b-fp8cs-h100-64", 0.061},  // +5.6%
-      {"mb2602-llama31-405b-fp8cs-h100-1024", 0.093},  // +8.8%
-      {"mb2511-llama3-8b-fp8cs-b200-8", 0.061},  // +5.6%
-      {"mb2511-llama3-8b-fp8cs-h100-8", 0.042},  // -3.7%
-      {"mb2511-llama3-70b-fp8cs-h100-64", 0.058},  // +5.3%
-      {"mb2511-llama31-405b-fp8cs-h100-1024", 0.125},  // +12.0%
-      {"mb2511-llama31-405b-fp8cs-b200-128", 0.112},  // +10.7%
-      {"tt-llama31-8b-fp8-fsdp-h200-32", 0.130},  // +12.5%
-      {"tt-llama31-8b-fp8-fsdp-h200-64", 0.146},  // +14.1%
-      {"mb2602-llama31-405b-fp8cs-gb200-256", 0.169},  // +16.4%
-      {"mb2511-llama3-8b-fp8cs-gb200-8", 0.123},  // +11.8%
+      {"mb2602-llama3-70b-fp8cs-h100-64", 0.029},  // +2.4%
+      {"mb2602-llama31-405b-fp8cs-h100-1024", 0.070},  // +6.5%
+      {"mb2511-llama3-8b-fp8cs-b200-8", 0.031},  // +2.6%
+      {"mb2511-llama3-8b-fp8cs-h100-8", 0.079},  // -7.4%
+      {"mb2511-llama3-70b-fp8cs-h100-64", 0.026},  // +2.1%
+      {"mb2511-llama31-405b-fp8cs-h100-1024", 0.102},  // +9.7%
+      {"mb2511-llama31-405b-fp8cs-b200-128", 0.098},  // +9.3%
+      {"tt-llama31-8b-fp8-fsdp-h200-32", 0.104},  // +9.9%
+      {"tt-llama31-8b-fp8-fsdp-h200-64", 0.120},  // +11.5%
+      {"mb2602-llama31-405b-fp8cs-gb200-256", 0.153},  // +14.8%
+      {"mb2511-llama3-8b-fp8cs-gb200-8", 0.088},  // +8.3%
+      {"mb2602-llama3-70b-mxfp8-gb200-64", 0.151},  // +14.6%
+      {"mb2602-llama31-405b-mxfp8-gb200-256", 0.175},  // +17.0%
+      {"mb2511-llama3-8b-mxfp8-gb200-8", 0.182},  // +17.7%
+      {"mb2511-llama3-8b-mxfp8-b200-8", 0.096},  // +9.1%
+      {"mb2511-llama31-405b-mxfp8-b200-128", 0.180},  // +17.5%
   };
   ASSERT_EQ(study().rows.size(), bound.size());
   for (const LlmRunRow& r : study().rows) {

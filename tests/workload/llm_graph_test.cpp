@@ -600,6 +600,76 @@ TEST(LlmGraph, Fp8ReducesAmaxesPerChunkOverTheStage) {
   }
 }
 
+// Transformer Engine's three FP8 recipes over the same plan. Delayed
+// scaling casts each GEMM input (3 bytes an element: bf16 read, FP8
+// written; 4 for a backward's gradient with its transposed copy); tensor
+// cores that take either layout keep no transposes (3 bytes each). Current
+// scaling reads each cast's input once more for its amax (2 bytes an
+// element) and, its scale needing the whole tensor, casts the norms'
+// outputs too (fused into the norm otherwise): E = tokens/tp x h elements
+// each, 5 bytes an element with the amax pass. MXFP8 writes both
+// quantisations and a 1-byte scale per 32 values: 2 + 2 x 33/32 bytes an
+// element. Only delayed scaling reduces amaxes; the GEMMs read the same.
+TEST(LlmGraph, Fp8RecipesCastAsTheyScale) {
+  ParallelPlan p = plan(2, 2, 2, 4);
+  p.sequence_parallel = true;
+  p.zero = 1;
+  const Topology topo = flat(8);
+  const auto build = [&](Fp8Recipe recipe, bool transposes) {
+    LlmOptions o = one_iteration();
+    o.bytes_per_element = 1;
+    o.fp8_recipe = recipe;
+    o.fp8_transposes = transposes;
+    return LlmJob(small(), p, topo, o).build(0);
+  };
+  // A kind's kernels inside the layers (with `pass`, of that pass).
+  const auto kernels = [](const LlmRankGraph& g, KernelKind kind, std::optional<LlmPass> pass = std::nullopt) {
+    std::vector<double> v;
+    for (std::uint32_t n = 0; n < g.graph.size(); ++n) {
+      const GraphNode& node = g.graph.node(n);
+      if (node.kind != WorkNodeKind::kCompute || g.kernel_kinds[node.payload] != kind || g.tags[n].layer < 0) continue;
+      if (pass && g.tags[n].pass != *pass) continue;
+      v.push_back(g.graph.kernel(node.payload).hbm_bytes);
+    }
+    return v;
+  };
+  const LlmRankGraph delayed = build(Fp8Recipe::kDelayed, true), layouts = build(Fp8Recipe::kDelayed, false);
+  const LlmRankGraph current = build(Fp8Recipe::kCurrent, true), mx = build(Fp8Recipe::kMxfp8, true);
+  // The casts (delayed scaling's amax kernels run after the chunk's layers).
+  const auto casts = [&](const LlmRankGraph& g) { return kernels(g, KernelKind::kCast); };
+  const std::vector<double> d = casts(delayed), nt = casts(layouts), c = casts(current), m = casts(mx);
+  ASSERT_FALSE(d.empty());
+  ASSERT_EQ(nt.size(), d.size());
+  ASSERT_EQ(m.size(), d.size());
+  std::size_t transposed = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const double e = nt[i] / 3.0;
+    EXPECT_TRUE(d[i] == 3.0 * e || d[i] == 4.0 * e) << i;
+    transposed += d[i] == 4.0 * e ? 1 : 0;
+    EXPECT_DOUBLE_EQ(m[i], e * (2.0 + 2.0 * 33.0 / 32.0)) << i;
+  }
+  EXPECT_GT(transposed, 0u);
+  // Current scaling: an amax pass before every cast; the norms' outputs
+  // cast too, 2 a layer's forward.
+  const std::vector<double> norms = kernels(current, KernelKind::kNorm, LlmPass::kForward);
+  const double big_e = norms.at(0) / (4.0 * 2.0);  // a norm: 4 passes of bf16
+  ASSERT_EQ(c.size(), 2 * (d.size() + norms.size()));
+  double expected = static_cast<double>(norms.size()) * 5.0 * big_e;
+  for (std::size_t i = 0; i < d.size(); ++i) expected += 2.0 * nt[i] / 3.0 + d[i];
+  double total = 0.0;
+  for (double b : c) total += b;
+  EXPECT_NEAR(total, expected, 1e-9 * expected);
+  // Only delayed scaling reduces amaxes; every recipe's GEMMs read the same.
+  for (LlmPass pass : {LlmPass::kForward, LlmPass::kBackward}) {
+    const Sel amax = coll(LlmComm::kDp, CollectiveOp::kAllReduce, pass);
+    EXPECT_FALSE(comm_bytes(delayed, amax).empty());
+    EXPECT_TRUE(comm_bytes(current, amax).empty());
+    EXPECT_TRUE(comm_bytes(mx, amax).empty());
+  }
+  EXPECT_EQ(kernels(current, KernelKind::kGemm), kernels(delayed, KernelKind::kGemm));
+  EXPECT_EQ(kernels(mx, KernelKind::kGemm), kernels(delayed, KernelKind::kGemm));
+}
+
 // With full recomputation DeepSpeed keeps a tensor gathered for the
 // recomputed forward through the layer's backward only when fewer than
 // 10^9 parameters are used in between (the layer's later tensors, forward

@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 
 #include "config/input_error.h"
+#include "config/units.h"
+#include "registry/registry.h"
 #include "workload/llm/pipeline_schedule.h"
 
 namespace acesim {
@@ -63,6 +65,31 @@ const ParallelPlan& checked_plan(const ParallelPlan& plan, const TransformerShap
 }
 
 }  // namespace
+
+std::vector<std::string> llm_precision_names() {
+  std::vector<std::string> names = precision_names();
+  names.insert(names.begin() + 1, {"fp8-cs", "mxfp8"});
+  return names;
+}
+
+bool llm_only_precision(std::string_view name) { return name == "fp8-cs" || name == "mxfp8"; }
+
+std::string set_llm_precision(LlmOptions& o, std::string_view name, const NpuConfig& npu) {
+  Fp8Recipe recipe = Fp8Recipe::kDelayed;
+  std::optional<int> bytes;
+  if (llm_only_precision(name)) {
+    recipe = name == "mxfp8" ? Fp8Recipe::kMxfp8 : Fp8Recipe::kCurrent;
+    bytes = 1;
+  } else {
+    bytes = parse_precision(name);
+  }
+  if (!bytes) return "unknown precision '" + std::string(name) + "'" + suggestion(name, llm_precision_names());
+  if (std::string why = precision_unsupported(npu, *bytes, recipe == Fp8Recipe::kMxfp8); !why.empty()) return why;
+  o.bytes_per_element = *bytes;
+  o.fp8_recipe = recipe;
+  o.fp8_transposes = !npu.mxfp8;
+  return {};
+}
 
 LlmJob::LlmJob(TransformerShape shape, ParallelPlan plan, const Topology& topo, LlmOptions options)
     : shape_(std::move(shape)), plan_(plan), topo_(topo), options_(options), layout_(plan_),
@@ -199,6 +226,7 @@ class Builder {
     gated_ = m_.swiglu ? 2.0 : 1.0;
     hd_ = q_ / m_.heads;
     fp8_ = bpe_ == 1;
+    recipe_ = job.options().fp8_recipe;
     // Transformer Engine's FP8 runs the GEMMs alone in FP8 (their
     // operands cast just before them, the casts priced where they run);
     // activations, the kernels between the GEMMs, attention, the
@@ -308,18 +336,37 @@ class Builder {
     return d;
   }
   // A GEMM of batch x (m x k) . (k x n), its FLOPs and HBM elements as
-  // given; in FP8 its inputs are FP8 and, with `cast_rows` > 0, a cast of
-  // its cast_rows x cast_width activation (or gradient) input runs before
-  // it (bf16 read, FP8 written: 3 bytes an element, 4 with the transposed
-  // copy a backward keeps).
+  // given; in FP8 its inputs are FP8.
   void gemm(double flops, double hbm_elements, double m, double n, double k, double batch = 1.0) {
     KernelDesc d = desc(KernelKind::kGemm, flops, hbm_elements * bpe_, m, n, k, batch);
     if (fp8_) d.dtype = Dtype::kFp8;
     compute(d, e_.gemm);
   }
+  // In FP8, the cast of a rows x width activation (or gradient) to a GEMM's
+  // FP8 input: bf16 read, FP8 written, 3 bytes an element; 4 with the
+  // transposed copy a backward keeps (`transposed`, where the tensor cores
+  // need one). Current scaling reads the tensor once more first, for its
+  // amax (Transformer Engine docs, fp8_current_scaling: "the tensor needs
+  // to be read twice"). MXFP8 writes the rowwise and the columnwise
+  // quantisation, each block of 32 along its own axis, and their E8M0
+  // scales: 2 + 2 x (1 + 1/32) bytes an element.
   void cast(double rows, double width, bool transposed) {
     if (!fp8_) return;
-    compute(desc(KernelKind::kCast, 0.0, rows * width * (transposed ? 4.0 : 3.0), rows, width), 1.0);
+    const double elements = rows * width;
+    double bytes = 3.0;
+    if (recipe_ == Fp8Recipe::kMxfp8) {
+      bytes = 2.0 + 2.0 * (1.0 + 1.0 / 32.0);
+    } else if (transposed && job_.options().fp8_transposes) {
+      bytes = 4.0;
+    }
+    if (recipe_ == Fp8Recipe::kCurrent) compute(desc(KernelKind::kCast, 0.0, 2.0 * elements, rows, width), 1.0);
+    compute(desc(KernelKind::kCast, 0.0, bytes * elements, rows, width), 1.0);
+  }
+  // A norm's output cast for the GEMM after it: fused into the norm
+  // (Transformer Engine's LayerNormLinear) except under current scaling,
+  // whose scale needs the whole output's amax first.
+  void norm_cast(double rows, double width) {
+    if (recipe_ == Fp8Recipe::kCurrent) cast(rows, width, false);
   }
   void memory_bound(KernelKind kind, double hbm_elements, double rows, double width) {
     compute(desc(kind, 0.0, hbm_elements * abe_, rows, width), 1.0);
@@ -497,6 +544,7 @@ class Builder {
   }
   void attention_forward() {
     norm(4.0);  // residual add and norm
+    norm_cast(sp_tokens_, h_);
     gathered_gemm(2.0 * tokens_ * h_ * (q_ + 2.0 * kv_) / t_, h_ * (q_ + 2.0 * kv_) / t_, tokens_, (q_ + 2.0 * kv_) / t_, h_);
     rope();
     attention_core(false);
@@ -505,6 +553,7 @@ class Builder {
   }
   void dense_mlp_forward(double width) {
     norm(4.0);
+    norm_cast(sp_tokens_, h_);
     gathered_gemm(2.0 * tokens_ * h_ * width * gated_ / t_, h_ * width * gated_ / t_, tokens_, width * gated_ / t_, h_);
     memory_bound(KernelKind::kActivation, tokens_ * width * (gated_ + 1.0) / t_, tokens_, width / t_);  // activation (and gate product)
     cast(tokens_, width / t_, false);
@@ -920,7 +969,8 @@ class Builder {
     if (next.valid()) sent.chunk = next.chunk;
     send_to(next, sent);
   }
-  // Transformer Engine's delayed scaling (FP8): where Megatron-Core's
+  // Transformer Engine's delayed scaling (FP8; the other recipes have no
+  // amax history and reduce nothing here): where Megatron-Core's
   // fp8_autocast around the chunk's layers exits (forward) and where the
   // backward of its first FP8 GEMM ends (backward), the amaxes of the
   // region's FP8 tensors (3 per GEMM forward: input, weight, output; 2
@@ -931,7 +981,7 @@ class Builder {
   // The recomputed forward reuses the saved scales. Its wait counts as
   // data-parallel communication.
   void amax_reduction(int chunk, bool forward) {
-    if (!fp8_) return;
+    if (!fp8_ || recipe_ != Fp8Recipe::kDelayed) return;
     double gemms = 0.0;
     for (int i = 0; i < chunk_layers(chunk); ++i) {
       const int layer = layer_index(chunk, i);
@@ -1106,6 +1156,7 @@ class Builder {
   WorkGraph& g_;
   double bpe_ = 2.0, abe_ = 2.0, t_ = 1.0, etp_ = 1.0, h_ = 0.0, q_ = 0.0, kv_ = 0.0, tokens_ = 0.0, sp_tokens_ = 0.0, gated_ = 1.0, hd_ = 0.0;
   bool fp8_ = false;
+  Fp8Recipe recipe_ = Fp8Recipe::kDelayed;
   const KernelPricer* pricer_ = nullptr;
   const LayerSplit& split_;
   std::vector<int> chunk_slot_;  // per chunk: its first layer's slot

@@ -82,14 +82,34 @@ struct LlmRankGraph {
   std::vector<std::optional<KernelKind>> kernel_kinds;
 };
 
+// How FP8 GEMM operands are scaled (Transformer Engine's recipes): delayed
+// (a per-tensor scale from an amax history, the amaxes reduced where each
+// chunk's FP8 region ends), current (a per-tensor scale from the tensor's
+// own amax, an extra read before each cast) and MXFP8 (an E8M0 scale per 32
+// values, rowwise and columnwise quantised apart, no amaxes to reduce).
+enum class Fp8Recipe : std::uint8_t { kDelayed, kCurrent, kMxfp8 };
+
 struct LlmOptions {
   int bytes_per_element = 2;
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // with bytes_per_element 1
+  // Per-tensor FP8 keeps a transposed copy of the operands a backward GEMM
+  // reads (Hopper); not on tensor cores that take either layout (npu.mxfp8).
+  bool fp8_transposes = true;
   int iterations = 2;
   LlmEfficiency efficiency = default_llm_efficiency();
   // Prices each kernel by its shape (compute/kernel_pricer.h); none, or one
   // without a model, leaves the rest at `efficiency`.
   std::shared_ptr<const KernelPricer> pricer;
 };
+
+// The precisions an LLM trains at: the layer-table models' (fp8 is FP8
+// with delayed scaling) and fp8-cs (current scaling) and mxfp8.
+std::vector<std::string> llm_precision_names();
+// fp8-cs and mxfp8: names only an LLM takes.
+bool llm_only_precision(std::string_view name);
+// Sets `o`'s precision from its name for `npu`; what is wrong (an unknown
+// name, a GPU without the tensor cores it needs), or an empty string.
+std::string set_llm_precision(LlmOptions& o, std::string_view name, const NpuConfig& npu);
 
 // The group a collective runs on: whole topology dimensions when its ranks
 // are all the NPUs of some dimensions around the first and every such group
