@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -47,8 +48,9 @@ class LlmRecorder final : public GraphObserver {
   LlmRecorder(const std::vector<const LlmRankGraph*>& graphs, const std::vector<Rank>& followed, int iterations)
       : graphs_(graphs), ends_(static_cast<std::size_t>(iterations), 0) {
     timings_.resize(followed.size());
+    index_.assign(graphs.size(), kNotFollowed);
     for (std::size_t i = 0; i < followed.size(); ++i) {
-      index_[followed[i]] = i;
+      index_[static_cast<std::size_t>(followed[i])] = i;
       timings_[i].resize(graphs[static_cast<std::size_t>(followed[i])]->graph.size());
       own_ends_.emplace_back(static_cast<std::size_t>(iterations), 0);
     }
@@ -56,19 +58,19 @@ class LlmRecorder final : public GraphObserver {
 
   void node_done(Rank r, std::uint32_t node, TimePs start, TimePs end) override {
     const LlmRankGraph& g = *graphs_[static_cast<std::size_t>(r)];
-    const auto it = index_.find(r);
-    if (it != index_.end()) timings_[it->second][node] = {start, end};
+    const std::size_t fi = index_[static_cast<std::size_t>(r)];
+    if (fi != kNotFollowed) timings_[fi][node] = {start, end};
     const WorkNodeKind kind = g.graph.node(node).kind;
     if (kind == WorkNodeKind::kNop) {
       const auto e = std::find(g.iteration_end.begin(), g.iteration_end.end(), node);
       if (e != g.iteration_end.end()) {
         const auto k = static_cast<std::size_t>(e - g.iteration_end.begin());
         ends_[k] = std::max(ends_[k], end);
-        if (it != index_.end()) own_ends_[it->second][k] = end;
+        if (fi != kNotFollowed) own_ends_[fi][k] = end;
       }
     } else if (kind == WorkNodeKind::kSend && g.tags[node].comm == LlmComm::kPp) {
       const MessageSpec& m = g.graph.message(g.graph.node(node).payload);
-      if (index_.count(m.peer) > 0) sends_[{r, m.peer, m.tag}] = start;
+      if (index_[static_cast<std::size_t>(m.peer)] != kNotFollowed) sends_[{r, m.peer, m.tag}] = start;
     }
   }
 
@@ -81,12 +83,13 @@ class LlmRecorder final : public GraphObserver {
   }
 
  private:
+  static constexpr std::size_t kNotFollowed = static_cast<std::size_t>(-1);
   const std::vector<const LlmRankGraph*>& graphs_;
-  std::map<Rank, std::size_t> index_;
+  std::vector<std::size_t> index_;  // per rank: its place among the followed ranks
   std::vector<std::vector<Timing>> timings_;
   std::vector<TimePs> ends_;
   std::vector<std::vector<TimePs>> own_ends_;
-  std::map<std::tuple<Rank, Rank, std::int64_t>, TimePs> sends_;
+  std::unordered_map<MessageKey, TimePs, MessageKeyHash> sends_;  // looked up, never walked
 };
 
 // How many ranks a run simulates (docs/performance.md, "Symmetry"):

@@ -368,6 +368,7 @@ void GraphExecutor::issue_send(Rank r, std::uint32_t node) {
     transfers_[idx].recv_node = w->second.front().first;
     transfers_[idx].posted = w->second.front().second;
     w->second.pop_front();
+    if (w->second.empty()) waiting_recvs_.erase(w);  // keys are seldom reused: keep the map to what waits
   } else if (!m.mirrored) {
     unmatched_sends_[key].push_back(idx);
   }
@@ -402,6 +403,7 @@ void GraphExecutor::issue_recv(Rank r, std::uint32_t node) {
   if (s != unmatched_sends_.end() && !s->second.empty()) {
     Transfer& t = transfers_[s->second.front()];
     s->second.pop_front();
+    if (s->second.empty()) unmatched_sends_.erase(s);
     t.recv_node = node;
     t.posted = sim_.now();
     if (t.delivered) completed_.push_back({r, node, t.posted});

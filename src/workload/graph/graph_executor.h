@@ -74,6 +74,17 @@ struct GraphRunOptions {
   std::vector<TimePs> rank_start_ps;
 };
 
+// A point-to-point message: source, destination, tag; and its hash.
+using MessageKey = std::tuple<Rank, Rank, std::int64_t>;
+struct MessageKeyHash {
+  std::size_t operator()(const MessageKey& k) const noexcept {
+    std::uint64_t h = static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<0>(k))) * 0x9E3779B97F4A7C15ull;
+    h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<1>(k))) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    h ^= static_cast<std::uint64_t>(std::get<2>(k)) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
 class GraphExecutor final : private ActivityListener,
                             private CollectiveListener,
                             private TransferListener,
@@ -232,9 +243,9 @@ class GraphExecutor final : private ActivityListener,
   std::unordered_map<std::uint64_t, InFlight> coll_node_;      // (collective, rank) -> node
   std::vector<std::pair<Rank, std::uint32_t>> created_;
   std::vector<Transfer> transfers_;
-  using MessageKey = std::tuple<Rank, Rank, std::int64_t>;  // source, destination, tag
-  std::map<MessageKey, std::deque<std::uint32_t>> unmatched_sends_;                    // -> transfers not yet received
-  std::map<MessageKey, std::deque<std::pair<std::uint32_t, TimePs>>> waiting_recvs_;  // -> receives posted first
+  // Looked up, never walked: the order of the maps changes no result.
+  std::unordered_map<MessageKey, std::deque<std::uint32_t>, MessageKeyHash> unmatched_sends_;  // -> transfers not yet received
+  std::unordered_map<MessageKey, std::deque<std::pair<std::uint32_t, TimePs>>, MessageKeyHash> waiting_recvs_;  // -> receives posted first
   std::unordered_map<std::uint64_t, std::unique_ptr<TransferShape>> p2p_shapes_;
   EndpointLoad load_;
   std::vector<Rank> members_;
