@@ -50,6 +50,7 @@ struct PlatformRequest {
   std::string executor;
   std::optional<int> chunks;  // taken as given: max_chunk_bytes no longer applies
   std::optional<long long> nodes;  // the node dimension's size (node-based platforms only)
+  std::optional<long long> gpus_per_node;  // the GPUs a job takes of each node (node-based platforms only)
   bool full = false;          // simulate every rank even when one could stand for all
   bool check = false;         // check expensive invariants while running
   // Or the platform as text, in place of `file` (the overrides above apply

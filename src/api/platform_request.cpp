@@ -140,6 +140,7 @@ PlatformConfig load_platform(const PlatformRequest& o) {
     platform.npu.executor = e->name;
   }
   platform.check = o.check;
+  if (o.gpus_per_node) set_gpus_per_node(platform, *o.gpus_per_node, "--gpus-per-node");
   if (o.nodes) set_nodes(platform, *o.nodes, "--nodes");
   if (o.chunks) {
     if (*o.chunks < 1 || *o.chunks > limits::kMaxChunks) {

@@ -29,6 +29,8 @@ void add_platform_options(CLI::App* app, PlatformOptions& o) {
   o.chunks_option = app->add_option("--chunks", o.chunks, "chunks per collective (overrides the platform)");
   o.nodes_option = app->add_option("--nodes", o.nodes,
                                    "nodes of a node-based platform (any N >= 1; the size of its `nodes: true` dimension)");
+  o.gpus_per_node_option = app->add_option("--gpus-per-node", o.gpus_per_node,
+                                           "GPUs a job takes of each node (64 of a 72-GPU NVL72 rack; default: all)");
   app->add_flag("--full", o.full, "simulate every rank, even when one representative rank could stand for all");
   app->add_flag("--check", o.check, "check expensive invariants while running (slower)");
 }
@@ -43,6 +45,7 @@ api::PlatformRequest platform_request(const PlatformOptions& o) {
   r.executor = o.executor;
   if (o.chunks_option != nullptr && o.chunks_option->count() > 0) r.chunks = o.chunks;
   if (o.nodes_option != nullptr && o.nodes_option->count() > 0) r.nodes = o.nodes;
+  if (o.gpus_per_node_option != nullptr && o.gpus_per_node_option->count() > 0) r.gpus_per_node = o.gpus_per_node;
   r.full = o.full;
   r.check = o.check;
   r.text = o.text;

@@ -26,6 +26,8 @@ struct PlatformOptions {
   CLI::Option* chunks_option = nullptr;
   long long nodes = 0;
   CLI::Option* nodes_option = nullptr;
+  long long gpus_per_node = 0;
+  CLI::Option* gpus_per_node_option = nullptr;
   bool full = false;  // simulate every rank even when one could stand for all
   bool check = false;  // check expensive invariants while running
   // Set in-process (sweeps, the Python module), not by a flag: the

@@ -1,4 +1,5 @@
-// --nodes: the size of a node-based platform's node dimension.
+// --nodes: the size of a node-based platform's node dimension; --gpus-per-node:
+// how many GPUs of each node a job takes.
 #include <string>
 #include <vector>
 
@@ -48,6 +49,30 @@ void set_nodes(PlatformConfig& platform, long long nodes, const std::string& fla
   platform.dims[static_cast<std::size_t>(platform.nodes_dim)].npus = static_cast<int>(nodes);
   if (const std::string why = unrunnable(platform); !why.empty()) {
     throw InputError(flag + ": " + std::to_string(nodes) + " nodes: " + why + " (choose another algorithm in the platform file)");
+  }
+}
+
+void set_gpus_per_node(PlatformConfig& platform, long long gpus, const std::string& flag) {
+  if (platform.nodes_dim < 0) {
+    throw InputError(flag + ": " + platform.source + " has no node dimension; use a node-based preset (" + node_presets() + ")");
+  }
+  int scale_up = -1;
+  for (std::size_t d = 0; d < platform.dims.size(); ++d) {
+    if (static_cast<int>(d) == platform.nodes_dim) continue;
+    if (scale_up >= 0) {
+      throw InputError(flag + ": " + platform.source + "'s nodes have more than one dimension; give the node's shape in a platform file");
+    }
+    scale_up = static_cast<int>(d);
+  }
+  if (scale_up < 0) throw InputError(flag + ": " + platform.source + "'s nodes hold one NPU each");
+  const int most = platform.dims[static_cast<std::size_t>(scale_up)].npus;
+  if (gpus < 1 || gpus > most) {
+    throw InputError(flag + ": must be an integer in 1.." + std::to_string(most) + " (" + platform.source + "'s node), got " +
+                     std::to_string(gpus));
+  }
+  platform.dims[static_cast<std::size_t>(scale_up)].npus = static_cast<int>(gpus);
+  if (const std::string why = unrunnable(platform); !why.empty()) {
+    throw InputError(flag + ": " + std::to_string(gpus) + " GPUs a node: " + why + " (choose another algorithm in the platform file)");
   }
 }
 

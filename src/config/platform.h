@@ -88,6 +88,11 @@ PlatformConfig parse_astra_platform(std::string_view network_text, const std::st
 // every collective the platform configures still runs on it. Throws
 // InputError naming `flag` (--nodes) and what would work.
 void set_nodes(PlatformConfig& platform, long long nodes, const std::string& flag);
+// Takes `gpus` GPUs of each node (64 of a 72-GPU NVL72 rack, 4 of an HGX's
+// 8): the size of the one dimension inside a node. Throws InputError naming
+// `flag` for a platform without nodes, nodes of several dimensions, a count
+// outside 1..the node's GPUs, or a collective that cannot run on the result.
+void set_gpus_per_node(PlatformConfig& platform, long long gpus, const std::string& flag);
 
 // Reads a whole input file, the one reader every text input goes through.
 // Throws InputError naming it when it is missing, a directory, larger than

@@ -174,7 +174,7 @@ PlatformConfig row_platform(const LlmRunRow& r) {
     for (long long g = kGpusPerNode; g <= per_node; g += kGpusPerNode) {
       if (r.gpus % g == 0) domain = g;
     }
-    platform.dims[static_cast<std::size_t>(scale_up)].npus = static_cast<int>(domain);
+    set_gpus_per_node(platform, domain, r.location + ": gpus");
     per_node = domain;
   }
   if (r.gpus % per_node != 0) {

@@ -124,4 +124,21 @@ TEST_F(Nodes, RefusesWhatCannotWork) {
   expect_bad_input({"characterize", "units", "--platform", "gb200nvl72x"}, {"--platform", "did you mean 'gb200-nvl72'"});
 }
 
+// --gpus-per-node: a job on part of each node, as NVIDIA's GB200 runs take
+// 64 GPUs of a 72-GPU rack: 4 racks of 64 make 256 GPUs on NVLink domains
+// of 64, the same platform a runs file's 256-GPU GB200 row gets.
+TEST_F(Nodes, GpusPerNodeTakesPartOfEachNode) {
+  const auto r = expect_ok({"collective", "--platform", "gb200-nvl72", "--gpus-per-node", "64", "--nodes", "4", "--bytes", "1MiB", "--json"});
+  EXPECT_EQ(parse_json(r.out)["results"][0]["ranks"], 256) << r.out;
+  const auto one = expect_ok({"collective", "--platform", "hgx-h100", "--gpus-per-node", "4", "--bytes", "1MiB", "--json"});
+  EXPECT_EQ(parse_json(one.out)["results"][0]["ranks"], 4) << one.out;
+  const auto llm = expect_ok({"run", "--platform", "gb200-nvl72", "--gpus-per-node", "8", "--model", "llama3-8b", "--global-batch", "8",
+                              "--iterations", "1"});
+  EXPECT_EQ(llm.out.rfind("# acesim run: llama3-8b on 8 GPUs:", 0), 0u) << llm.out;
+  expect_bad_input({"collective", "--platform", "gb200-nvl72", "--gpus-per-node", "73"},
+                   {"--gpus-per-node: must be an integer in 1..72", "got 73"});
+  expect_bad_input({"collective", "--platform", "hgx-h100", "--gpus-per-node", "0"}, {"--gpus-per-node", "1..8", "got 0"});
+  expect_bad_input({"collective", "--platform", "ace-isca21", "--gpus-per-node", "2"}, {"--gpus-per-node", "no node dimension"});
+}
+
 }  // namespace
