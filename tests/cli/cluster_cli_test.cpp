@@ -102,6 +102,12 @@ TEST_F(ClusterCli, BadInput) {
   EXPECT_EQ(j["jobs"][0]["nodes"], nlohmann::json::array({1}));
   EXPECT_EQ(j["jobs"][1]["nodes"], nlohmann::json::array({0}));
   expect_bad_input({"cluster"}, {"file is required"});
+  // An LLM job's precision against its GPU, as a run's: MXFP8 needs
+  // Blackwell's block-scaled tensor cores, FP8 an FP8 GPU.
+  const std::string mx = write("mx.yaml", "platform: hgx-h100\nnodes: 1\njobs:\n  - nodes: 1\n    llm: {model: llama3-8b, tp: 8, precision: mxfp8}\n");
+  expect_bad_input({"cluster", mx}, {mx + ":5: jobs[0].llm.precision: mxfp8 needs block-scaled FP8 tensor cores"});
+  const std::string a100 = write("a100.yaml", "platform: hgx-a100\nnodes: 1\njobs:\n  - nodes: 1\n    llm: {model: llama3-8b, tp: 8, precision: fp8}\n");
+  expect_bad_input({"cluster", a100}, {a100 + ":5: jobs[0].llm.precision: fp8 needs FP8 tensor cores"});
 }
 
 }  // namespace
