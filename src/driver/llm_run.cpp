@@ -2,9 +2,7 @@
 #include "driver/llm_run.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
-#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
