@@ -17,13 +17,18 @@
 #include <string>
 #include <vector>
 
+#include "chakra/astra_to_chakra.h"
 #include "chakra/chakra_writer.h"
 #include "config/platform.h"
 #include "driver/chakra_run.h"
 #include "endpoint/executor_registry.h"
+#include "workload/formats/astra_workload.h"
 
 #ifndef ACESIM_BENCH_PLATFORMS
 #define ACESIM_BENCH_PLATFORMS "bench/platforms"
+#endif
+#ifndef ACESIM_BENCH_DATA
+#define ACESIM_BENCH_DATA "tests/data"
 #endif
 
 namespace acesim {
@@ -38,6 +43,7 @@ struct Case {
   const char* executor;
   bool full;
   bool pipeline;  // point-to-point pipeline instead of data/tensor parallel layers
+  bool resnet = false;  // ASTRA-sim's ResNet-50 table converted to Chakra, every rank alike
 };
 
 const Case kCases[] = {
@@ -45,6 +51,7 @@ const Case kCases[] = {
     {"layers_1024/sm", "torus_16x8x8.yaml", "sm", false, false},
     {"layers_1024/sm_full", "torus_16x8x8.yaml", "sm", true, false},
     {"pipeline_1024/sm", "torus_16x8x8.yaml", "sm", false, true},
+    {"resnet50_astra_64/sm", "resnet_64.yaml", "sm", false, false, true},
 };
 
 constexpr int kLayers = 48;
@@ -98,6 +105,16 @@ TraceWriter pipeline_trace(int rank, int ranks) {
   return w;
 }
 
+// ASTRA-sim's ResNet-50 data-parallel table (tests/data/astra-sim-1.0) as
+// Chakra traces, converted as the tests convert a table (kernels rounded to
+// whole microseconds, the format's unit): every rank's file the same.
+TraceWriter resnet_trace(const PlatformConfig& p) {
+  const Topology topo(p.dims);
+  Workload w = read_astra_workload(std::string(ACESIM_BENCH_DATA) + "/astra-sim-1.0/workload/Resnet50_DataParallel.txt", topo);
+  test::chakra::round_to_micros(w);
+  return test::chakra::workload_to_chakra(w, topo);
+}
+
 long peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -118,7 +135,7 @@ int run_case(const Case& c) {
     for (long long r = 0; r < ranks; ++r) writers.push_back(pipeline_trace(static_cast<int>(r), static_cast<int>(ranks)));
     nodes = writers[1].nodes.size();
   } else {
-    writers.assign(static_cast<std::size_t>(ranks), layers_trace());
+    writers.assign(static_cast<std::size_t>(ranks), c.resnet ? resnet_trace(p) : layers_trace());
     nodes = writers[0].nodes.size();
   }
   const std::string prefix = test::chakra::write_ranks(dir, "t", writers);

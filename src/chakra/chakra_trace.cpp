@@ -557,7 +557,10 @@ Trace parse_trace(std::string_view bytes, const std::string& file_name_for_error
   return Parser(bytes, file_name_for_errors).run();
 }
 
-Trace read_trace_file(const std::string& path) {
+namespace {
+// A file's bytes, checked as the reader accepts them (a regular file or a
+// stream, at most kMaxTraceFileBytes).
+std::string read_file_bytes(const std::string& path) {
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, expected a Chakra trace file");
@@ -573,8 +576,18 @@ Trace read_trace_file(const std::string& path) {
     if (bytes.size() > kMaxTraceFileBytes) throw InputError(path + ": larger than 1 GiB, not a trace this reader accepts");
   }
   if (in.bad()) throw InputError(path + ": cannot read: " + std::strerror(errno));
-  return parse_trace(bytes, path);
+  return bytes;
 }
+
+// Ranks' files are often byte for byte the same (every data-parallel rank of
+// a converted table, every rank of a stage): each distinct content is parsed
+// once and copied to the ranks that repeat it. The contents kept to compare
+// against are bounded, so traces that all differ cost no more memory than
+// before; past the bound a new content is parsed without being kept.
+constexpr std::size_t kKeptContentBytes = 256u << 20;
+}  // namespace
+
+Trace read_trace_file(const std::string& path) { return parse_trace(read_file_bytes(path), path); }
 
 std::vector<Trace> read_traces(const std::string& prefix, int expected_ranks) {
   if (expected_ranks < -1) throw std::invalid_argument("read_traces: expected_ranks must be >= -1");
@@ -606,7 +619,34 @@ std::vector<Trace> read_traces(const std::string& prefix, int expected_ranks) {
 
   std::vector<Trace> traces;
   traces.reserve(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) traces.push_back(read_trace_file(rank_file(prefix, r)));
+  {
+    struct Kept {
+      std::string bytes;
+      std::size_t rank;
+    };
+    std::unordered_multimap<std::size_t, Kept> kept;  // by the content's hash
+    std::size_t kept_bytes = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const std::string path = rank_file(prefix, r);
+      std::string bytes = read_file_bytes(path);
+      const std::size_t hash = std::hash<std::string_view>{}(bytes);
+      const Trace* same = nullptr;
+      for (auto [it, end] = kept.equal_range(hash); it != end && same == nullptr; ++it) {
+        if (it->second.bytes == bytes) same = &traces[it->second.rank];
+      }
+      if (same != nullptr) {
+        Trace copy = *same;
+        copy.file = path;
+        traces.push_back(std::move(copy));
+        continue;
+      }
+      traces.push_back(parse_trace(bytes, path));
+      if (kept_bytes + bytes.size() <= kKeptContentBytes) {
+        kept_bytes += bytes.size();
+        kept.emplace(hash, Kept{std::move(bytes), static_cast<std::size_t>(r)});
+      }
+    }
+  }
 
   // Point-to-point: the own side is the file's rank, the peer another rank
   // in range; every (source, destination, tag) has as many sends as receives.

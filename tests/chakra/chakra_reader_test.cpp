@@ -555,6 +555,45 @@ TEST_F(ChakraFiles, SendsAndReceivesAcrossRanks) {
   }
 }
 
+// Ranks whose files are byte for byte the same are parsed once and copied:
+// each copy is its own rank's trace (its file, its own side filled in), and
+// a bad file among equal ones is still named, as when each is parsed.
+TEST_F(ChakraFiles, EqualRankFilesAreEachTheirRanksTrace) {
+  std::vector<TraceWriter> ranks(4);
+  for (int r = 0; r < 4; ++r) {
+    ranks[static_cast<std::size_t>(r)].comp(1, "fwd", 10);
+    ranks[static_cast<std::size_t>(r)].coll(2, "ar", wire::ALL_REDUCE, 1 << 20, {1});
+  }
+  // Ranks 1 and 3 send to each other: their files differ from 0's and 2's.
+  ranks[1].send(3, "to3", 3, 64, {2});
+  ranks[1].recv(4, "from3", 3, 64, {3});
+  ranks[3].recv(3, "from1", 1, 64, {2});
+  ranks[3].send(4, "to1", 1, 64, {3});
+  const std::string prefix = test::chakra::write_ranks(dir_, "same", ranks);
+  const auto traces = chakra::read_traces(prefix, 4);
+  ASSERT_EQ(traces.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    const chakra::Trace& t = traces[static_cast<std::size_t>(r)];
+    EXPECT_EQ(t.file, prefix + "." + std::to_string(r) + ".et");
+    const chakra::Trace one = chakra::read_trace_file(t.file);
+    ASSERT_EQ(t.nodes.size(), one.nodes.size());
+    for (std::size_t i = 0; i < one.nodes.size(); ++i) {
+      EXPECT_EQ(t.nodes[i].name, one.nodes[i].name);
+      EXPECT_EQ(t.nodes[i].duration_micros, one.nodes[i].duration_micros);
+      EXPECT_EQ(t.nodes[i].comm_size, one.nodes[i].comm_size);
+    }
+  }
+  EXPECT_EQ(traces[1].nodes[2].comm_src, 1);
+  EXPECT_EQ(traces[3].nodes[2].comm_dst, 3);
+  // The same send (own side given as rank 0) in every rank's file: rank 0's
+  // passes, rank 1's copy is refused under its own name.
+  std::vector<TraceWriter> bad(2);
+  for (TraceWriter& w : bad) test::chakra::add_attr(w.send(1, "s", 1, 8), test::chakra::attr_int32("comm_src", 0));
+  const std::string p = test::chakra::write_ranks(dir_, "copied", bad);
+  expect_has(error_of([&] { chakra::read_traces(p, 2); }),
+             {p + ".1.et: node 1 (s): comm_src is 0, but this is rank 1's trace"});
+}
+
 // --- truncated and corrupted files -------------------------------------------
 
 // A trace with a bit of everything, for cutting and corrupting.
