@@ -2,7 +2,10 @@
 // temporary directory, then times reading them (chakra::read_traces) and
 // simulating them (run_chakra), per case.
 //
-//   acesim_bench_chakra [--case=NAME] [--list]
+//   acesim_bench_chakra [--case=NAME] [--list] [--keep=DIR]
+//
+// --keep=DIR writes the traces under DIR (DIR/t.<rank>.et) and leaves them
+// there, to time `acesim run --chakra DIR/t` or a peer on the same files.
 //
 // Prints one tab-separated line per case: case, ranks, nodes per rank, bytes
 // of traces, read s, simulate s, simulated ranks, simulated time (us), events,
@@ -121,13 +124,14 @@ long peak_rss_mib() {
   return u.ru_maxrss / 1024;
 }
 
-int run_case(const Case& c) {
+int run_case(const Case& c, const std::string& keep) {
   PlatformConfig p = load_platform_file(std::string(ACESIM_BENCH_PLATFORMS) + "/" + c.platform);
   p.npu.executor = executor_registry().get(c.executor).name;
   long long ranks = 1;
   for (const DimensionSpec& d : p.dims) ranks *= d.npus;
   const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("acesim_bench_chakra_" + std::to_string(::getpid()));
+      !keep.empty() ? std::filesystem::path(keep)
+                    : std::filesystem::temp_directory_path() / ("acesim_bench_chakra_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::vector<TraceWriter> writers;
   std::size_t nodes = 0;
@@ -151,7 +155,7 @@ int run_case(const Case& c) {
   o.full = c.full;
   const ChakraReport r = run_chakra(p, traces, prefix, o);
   const auto t2 = clock::now();
-  std::filesystem::remove_all(dir);
+  if (keep.empty()) std::filesystem::remove_all(dir);
   std::printf("%s\t%lld\t%zu\t%ju\t%.3f\t%.3f\t%lld\t%.1f\t%llu\t%ld\n", c.name, ranks, nodes, bytes,
               std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
               r.simulated_ranks, ps_to_us(r.total_ps), static_cast<unsigned long long>(r.events), peak_rss_mib());
@@ -162,7 +166,7 @@ int run_case(const Case& c) {
 }  // namespace acesim
 
 int main(int argc, char** argv) {
-  std::string only;
+  std::string only, keep;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list") == 0) {
       for (const auto& c : acesim::kCases) std::printf("%s\n", c.name);
@@ -172,7 +176,11 @@ int main(int argc, char** argv) {
       only = argv[i] + 7;
       continue;
     }
-    std::fprintf(stderr, "usage: acesim_bench_chakra [--case=NAME] [--list]\n");
+    if (std::strncmp(argv[i], "--keep=", 7) == 0 && argv[i][7] != '\0') {
+      keep = argv[i] + 7;
+      continue;
+    }
+    std::fprintf(stderr, "usage: acesim_bench_chakra [--case=NAME] [--list] [--keep=DIR]\n");
     return 2;
   }
   std::printf("# case\tranks\tnodes/rank\ttrace bytes\tread s\tsimulate s\tsimulated ranks\tsimulated us\tevents\tpeak RSS MiB\n");
@@ -181,7 +189,7 @@ int main(int argc, char** argv) {
     if (!only.empty() && only != c.name) continue;
     found = true;
     try {
-      acesim::run_case(c);
+      acesim::run_case(c, keep);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "acesim_bench_chakra: %s: %s\n", c.name, e.what());
       return 1;

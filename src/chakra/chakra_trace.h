@@ -9,9 +9,12 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace acesim::chakra {
@@ -78,10 +81,65 @@ struct Node {
   std::string pg_name;                   // process group; "" when absent
 };
 
+// A trace's nodes, shared by copies until one of them changes: ranks whose
+// files are the same bytes hold one list (read_traces), so reading a
+// thousand equal files costs one list in memory, not a thousand. Const
+// access reads the shared list; any non-const access (operator[], begin,
+// push_back, ...) first takes a copy of its own if the list is shared, so a
+// copy behaves as the independent vector it was.
+class NodeList {
+ public:
+  using value_type = Node;
+  using const_iterator = std::vector<Node>::const_iterator;
+  using iterator = std::vector<Node>::iterator;
+
+  NodeList() = default;
+  NodeList(std::vector<Node> nodes) : nodes_(std::make_shared<std::vector<Node>>(std::move(nodes))) {}  // NOLINT
+  NodeList(std::initializer_list<Node> nodes) : NodeList(std::vector<Node>(nodes)) {}
+
+  std::size_t size() const { return nodes_ ? nodes_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const Node& operator[](std::size_t i) const { return (*nodes_)[i]; }
+  const Node& back() const { return nodes_->back(); }
+  const_iterator begin() const { return nodes_ ? nodes_->cbegin() : const_iterator(); }
+  const_iterator end() const { return nodes_ ? nodes_->cend() : const_iterator(); }
+  const std::vector<Node>& vector() const { return nodes_ ? *nodes_ : empty_list(); }
+
+  Node& operator[](std::size_t i) { return own()[i]; }
+  Node& back() { return own().back(); }
+  iterator begin() { return own().begin(); }
+  iterator end() { return own().end(); }
+  void reserve(std::size_t n) { own().reserve(n); }
+  void clear() { own().clear(); }
+  void push_back(Node n) { own().push_back(std::move(n)); }
+  template <class... Args>
+  Node& emplace_back(Args&&... args) {
+    return own().emplace_back(std::forward<Args>(args)...);
+  }
+
+  // Whether both hold the very same list (copies not changed since).
+  bool shares_with(const NodeList& other) const { return nodes_ != nullptr && nodes_ == other.nodes_; }
+
+ private:
+  static const std::vector<Node>& empty_list() {
+    static const std::vector<Node> none;
+    return none;
+  }
+  std::vector<Node>& own() {
+    if (!nodes_) {
+      nodes_ = std::make_shared<std::vector<Node>>();
+    } else if (nodes_.use_count() > 1) {
+      nodes_ = std::make_shared<std::vector<Node>>(*nodes_);
+    }
+    return *nodes_;
+  }
+  std::shared_ptr<std::vector<Node>> nodes_;
+};
+
 struct Trace {
   std::string file;     // as given, for messages
   std::string version;  // the global metadata's version, e.g. "0.0.4" (not checked)
-  std::vector<Node> nodes;  // in file order (not necessarily dependency order)
+  NodeList nodes;       // in file order (not necessarily dependency order)
 };
 
 // Input limits (checked before allocating).
