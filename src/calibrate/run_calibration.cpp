@@ -2,7 +2,6 @@
 #include "calibrate/run_calibration.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cmath>
@@ -11,7 +10,6 @@
 #include <map>
 #include <mutex>
 #include <numeric>
-#include <thread>
 
 #include <Eigen/Dense>
 #include <unsupported/Eigen/LevenbergMarquardt>
@@ -19,48 +17,13 @@
 
 #include "config/csv.h"
 #include "config/input_error.h"
+#include "config/parallel_for.h"
 
 namespace acesim {
 namespace {
 
 // The kernels' factor of the linearising run: every kernel 10% slower.
 constexpr double kProbe = 1.1;
-
-// Threads for n tasks: `jobs`, or every core for 0, at most n.
-unsigned thread_count(std::size_t n, int jobs) {
-  return static_cast<unsigned>(
-      std::max(1, std::min<int>(jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), static_cast<int>(n))));
-}
-
-// `work` on this thread and threads - 1 more; then the first of `errors`
-// set, by index, rethrown.
-void run_on_threads(unsigned threads, const std::function<void()>& work, const std::vector<std::exception_ptr>& errors) {
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
-
-// Runs fn(i) for every i in [0, n) on `jobs` threads; the first failure by
-// index is rethrown, whatever the threads' order.
-void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& fn) {
-  const unsigned threads = thread_count(n, jobs);
-  std::vector<std::exception_ptr> errors(n);
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) {
-      try {
-        fn(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  run_on_threads(threads, work, errors);
-}
 
 // first(i) for every i in [0, n), in order, then second(i) for each: a
 // thread free when no first(i) is left takes the second(i) whose first(i)

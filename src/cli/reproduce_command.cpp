@@ -107,9 +107,11 @@ int run_megatron_h100_study(const Options& o) {
   return kExitOk;
 }
 
+int default_jobs(const Options& o);
+
 int run_llm_runs_study(const Options& o) {
   const std::string out = o.out.empty() ? "llm-runs" : o.out;
-  const LlmRunsStudy study = run_llm_runs(o.data, o.runs, o.calibration);
+  const LlmRunsStudy study = run_llm_runs(o.data, o.runs, o.calibration, default_jobs(o));
   write_llm_runs(study, out);
   std::printf("%s", llm_runs_tables(study).c_str());
   std::printf("wrote %s/results.csv and %s/report.md\n", out.c_str(), out.c_str());
@@ -264,7 +266,7 @@ const std::vector<Study>& studies() {
       {"nccl-tests", run_nccl_study, {"data"}},
       {"megatron", run_megatron_study, {"data"}},
       {"megatron-h100", run_megatron_h100_study, {"data"}},
-      {"llm-runs", run_llm_runs_study, {"data", "runs", "calibration"}},
+      {"llm-runs", run_llm_runs_study, {"data", "runs", "calibration", "jobs"}},
       {"llm-offload", run_llm_offload_study, {"jobs", "workloads", "max-gpus", "no-plots", "progress"}},
       {"offload", run_offload_engines_study, {"no-plots"}},
       {"simai", run_simai_study, {"data"}},
@@ -324,7 +326,7 @@ CommandRunner add_reproduce_command(CLI::App& app) {
   o->given["calibration"] =
       c->add_option("--calibration", o->calibration, "llm-runs: price every row in situ with this calibration file, or published-runs (docs/in-situ.md)")
           ->check(non_empty());
-  o->given["jobs"] = c->add_option("--jobs", o->jobs, "ace-isca21, llm-offload: simulations run in parallel, 1..1024 (default: all cores)");
+  o->given["jobs"] = c->add_option("--jobs", o->jobs, "ace-isca21, llm-runs, llm-offload: simulations run in parallel, 1..1024 (default: all cores)");
   o->given["sizes"] = c->add_option("--sizes", o->sizes, "ace-isca21: NPU counts, from 16,32,64,128 (default: all)");
   o->given["workloads"] = c->add_option("--workloads", o->workloads, "ace-isca21: from resnet50,gnmt,dlrm; llm-offload: from llama3-70b-zero1,llama3-70b-zero3,"
                  "mixtral-8x7b-ep8,llama3-8b-tp8 (default: all)");

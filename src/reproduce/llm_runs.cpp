@@ -11,6 +11,7 @@
 #include "config/csv.h"
 #include "config/data_table.h"
 #include "config/input_error.h"
+#include "config/parallel_for.h"
 #include "registry/quote.h"
 
 namespace acesim {
@@ -26,7 +27,7 @@ std::string s3(TimePs t) { return fmt::format("{:.3f}", static_cast<double>(t) /
 
 }  // namespace
 
-LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only, const std::string& calibration_file) {
+LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only, const std::string& calibration_file, int jobs) {
   LlmRunsFile file = read_llm_runs_file(data_dir + "/llm-runs/runs.csv", only, " (give --data DIR, the repository's tests/data)");
   LlmRunsStudy study;
   std::optional<InSituCalibration> calibration;
@@ -43,10 +44,11 @@ LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only, 
   for (const std::string& c : file.comments) {
     if (c.rfind("# source:", 0) == 0) study.sources.push_back(c.substr(10));
   }
-  for (LlmRunRow& r : file.rows) {
-    simulate_llm_run(r, file.models_dir, calibration ? &*calibration : nullptr);
-    study.rows.push_back(std::move(r));
-  }
+  // Each row is its own simulation: on `jobs` threads, the table in the
+  // file's order and the first failing row's error, as one thread gives.
+  parallel_for(file.rows.size(), jobs,
+               [&](std::size_t i) { simulate_llm_run(file.rows[i], file.models_dir, calibration ? &*calibration : nullptr); });
+  for (LlmRunRow& r : file.rows) study.rows.push_back(std::move(r));
   return study;
 }
 

@@ -25,7 +25,10 @@ struct LlmRunsStudy {
 // `only` (ids, comma-separated) runs a subset; empty: all. With a
 // calibration file (compute/in_situ.h), every row in situ: InputError when
 // it has no entry for a row's architecture.
-LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only = "", const std::string& calibration_file = "");
+// `jobs`: rows simulated at once (0: every core); the study is the same
+// whatever it is.
+LlmRunsStudy run_llm_runs(const std::string& data_dir, const std::string& only = "", const std::string& calibration_file = "",
+                          int jobs = 0);
 std::string llm_runs_tables(const LlmRunsStudy& study);
 // Scaling series: rows of one stack, model, precision and plan shape (all
 // but the data-parallel size and batches) at two or more GPU counts, in

@@ -47,6 +47,25 @@ TEST(LlmRuns, TheSetCoversStacksGpusAndPrecisions) {
 }
 
 // Table 2 of arXiv 2104.04473: DeepSpeed's ZeRO-3 (2021) falls from 144 to
+// Rows run on several threads give the table one thread gives, to the
+// picosecond and in the file's order.
+TEST(LlmRuns, RowsOnSeveralThreadsGiveTheSameTable) {
+  const std::string rows = "foundry-mpt-7b-h100-8,zero3-gpt3-175b-384,foundry-mpt-13b-h100-8,tt-llama31-8b-fp8-fsdp-h200-32";
+  const LlmRunsStudy one = run_llm_runs(test::data_dir(), rows, "", 1);
+  const LlmRunsStudy three = run_llm_runs(test::data_dir(), rows, "", 3);
+  ASSERT_EQ(one.rows.size(), 4u);
+  ASSERT_EQ(three.rows.size(), 4u);
+  for (std::size_t i = 0; i < one.rows.size(); ++i) {
+    EXPECT_EQ(one.rows[i].id, three.rows[i].id);
+    EXPECT_EQ(one.rows[i].iteration_ps, three.rows[i].iteration_ps);
+    EXPECT_EQ(one.rows[i].compute_ps, three.rows[i].compute_ps);
+    EXPECT_EQ(one.rows[i].exposed_ps, three.rows[i].exposed_ps);
+  }
+  // The file's order, not the list's.
+  EXPECT_EQ(one.rows[0].id, "foundry-mpt-13b-h100-8");
+  EXPECT_EQ(one.rows[2].id, "zero3-gpt3-175b-384");
+}
+
 // 88 to 44 TFLOP/s per GPU as GPT-3 175B goes from 384 to 768 to 1,536
 // A100s at one global batch. acesim, with DeepSpeed's per-tensor blocking
 // fetch, falls too, each point within 2x of the measured and the whole
