@@ -116,7 +116,7 @@ TEST_F(ReproduceCli, EveryStudyRefusesTheOptionsItDoesNotTake) {
       {"nccl-tests", {"data"}},
       {"megatron", {"data"}},
       {"megatron-h100", {"data"}},
-      {"llm-runs", {"data", "runs", "calibration"}},
+      {"llm-runs", {"data", "runs", "calibration", "jobs"}},
       {"llm-offload", {"jobs", "workloads", "max-gpus", "no-plots", "progress"}},
       {"offload", {"no-plots"}},
       {"simai", {"data"}},
@@ -137,7 +137,7 @@ TEST_F(ReproduceCli, EveryStudyRefusesTheOptionsItDoesNotTake) {
     }
   }
   // The order of the studies in those messages is the table's.
-  expect_bad_input({"reproduce", "offload", "--jobs", "0"}, {"acesim: error: --jobs applies to ace-isca21, llm-offload, not to offload"});
+  expect_bad_input({"reproduce", "offload", "--jobs", "0"}, {"acesim: error: --jobs applies to ace-isca21, llm-runs, llm-offload, not to offload"});
   expect_bad_input({"reproduce", "ace-isca21", "--max-gpus", "-1"},
                    {"acesim: error: --max-gpus applies to llm-offload, not to ace-isca21"});
   expect_bad_input({"reproduce", "offload", "--data", "/nonexistent"},
