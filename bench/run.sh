@@ -127,6 +127,13 @@ scale_cases=(
   "simai_moe_9216|run --platform hgx-h100 --nodes 1152 --workload $here/../tests/data/simai/workload_analytical.txt --json"
   "llama405b_tp8pp16_131072|run --platform hgx-h100 --nodes 16384 $llama405b_plan --global-batch 2048 --json"
   "llama405b_131072_16mb|run --platform hgx-h100 --nodes 16384 $llama405b_plan --global-batch 16384 --recompute full --json"
+  # Paths that break symmetry or add work after the simulation: ten 1,024-GPU
+  # jobs on one fat-tree, every rank simulated (each also alone); HTA's
+  # 128-rank sampled Kineto trace replayed on 16 HGX A100 nodes; the 405B run
+  # on 16,384 GPUs with 54 days of failures (1,000 Monte Carlo trials).
+  "cluster_ten_jobs_1024|cluster $here/clusters/ten-jobs-1024.yaml --json"
+  "kineto_replay_128|run --kineto $here/../tests/data/kineto/ws128_sampled.rank0.json.gz --platform hgx-a100 --nodes 16 --json"
+  "goodput_405b_16384|run --platform hgx-h100 --nodes 2048 --model llama3-405b --tp 8 --pp 16 --virtual-stages 2 --global-batch 2048 --sequence-parallel --zero 2 --overlap-param-gather --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --days 54 --json"
 )
 # ASTRA-sim's ResNet-50 table as 64 Chakra rank files (acesim_bench_chakra
 # writes them, converted as the tests convert a table), read by the CLI as a
@@ -229,6 +236,12 @@ for r in "${scale_rows[@]}"; do
       # acesim took 0.51 s and 104 MB), or the run of it measured above.
       check "SimAI's MoE example, 9,216 GPUs (CLI process): wall" "$wall" s "${peer_wall:-0.19}" max ;;
     "llama70b_tp8pp8_1024 --full") check "Llama-3 70B tp 8 pp 8, 1,024 GPUs in full: wall" "$wall" s 60 max ;;
+    # docs/cluster.md's figure (2.7 s) and docs/performance.md's (Kineto
+    # replay under 0.1 s); a long run's Monte Carlo within a couple of seconds
+    # of its step's simulation.
+    cluster_ten_jobs_1024) check "acesim cluster, ten 1,024-GPU jobs (and each alone): wall" "$wall" s 3 max ;;
+    kineto_replay_128) check "Kineto replay, HTA's 128-rank trace: wall" "$wall" s 0.1 max ;;
+    goodput_405b_16384) check "Llama 3 405B on 16,384 GPUs, 54 days of failures: wall" "$wall" s 2 max ;;
     "resnet50_dp_4096 --full")
       check "ResNet-50 DP, 4,096 NPUs in full: wall" "$wall" s 60 max
       check "ResNet-50 DP, 4,096 NPUs in full: peak RSS" "$(awk -v v="$rss" 'BEGIN { printf "%.1f", v / 1024 }')" MB 2048 max ;;
