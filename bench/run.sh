@@ -164,8 +164,9 @@ if ((have_time)); then
     /usr/bin/time -v -o "$tmp/time.txt" "$cli" $args >/dev/null ||
       { echo "bench/run.sh: acesim $args failed" >&2; exit 2; }
     rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time.txt")
-    events=$(grep -m1 '"events"' "$tmp/out.json" | tr -dc '0-9')
-    simulated=$(grep -m1 '"simulated_ranks"' "$tmp/out.json" | tr -dc '0-9')
+    # Not every command's JSON has both (a cluster's has no simulated_ranks).
+    events=$(grep -m1 '"events"' "$tmp/out.json" | tr -dc '0-9' || true)
+    simulated=$(grep -m1 '"simulated_ranks"' "$tmp/out.json" | tr -dc '0-9' || true)
     awk -v n="$name" -v w="$wall" -v e="${events:-0}" -v m="$rss" -v s="${simulated:-?}" 'BEGIN {
       printf "%-28s %10.4f s %12d %10.2f M %9.1f MB %16s\n", n, w, e, (w > 0 ? e / w : 0) / 1e6, m / 1024, s " ranks" }'
     scale_rows+=("$name|$wall|$rss")
