@@ -86,12 +86,12 @@ struct Node {
 // thousand equal files costs one list in memory, not a thousand. Const
 // access reads the shared list; any non-const access (operator[], begin,
 // push_back, ...) first takes a copy of its own if the list is shared, so a
-// copy behaves as the independent vector it was.
+// copy behaves as the independent vector it was. Iteration is const only,
+// so reading a rank's nodes never copies them.
 class NodeList {
  public:
   using value_type = Node;
   using const_iterator = std::vector<Node>::const_iterator;
-  using iterator = std::vector<Node>::iterator;
 
   NodeList() = default;
   NodeList(std::vector<Node> nodes) : nodes_(std::make_shared<std::vector<Node>>(std::move(nodes))) {}  // NOLINT
@@ -103,28 +103,16 @@ class NodeList {
   const Node& back() const { return nodes_->back(); }
   const_iterator begin() const { return nodes_ ? nodes_->cbegin() : const_iterator(); }
   const_iterator end() const { return nodes_ ? nodes_->cend() : const_iterator(); }
-  const std::vector<Node>& vector() const { return nodes_ ? *nodes_ : empty_list(); }
 
   Node& operator[](std::size_t i) { return own()[i]; }
   Node& back() { return own().back(); }
-  iterator begin() { return own().begin(); }
-  iterator end() { return own().end(); }
   void reserve(std::size_t n) { own().reserve(n); }
-  void clear() { own().clear(); }
   void push_back(Node n) { own().push_back(std::move(n)); }
-  template <class... Args>
-  Node& emplace_back(Args&&... args) {
-    return own().emplace_back(std::forward<Args>(args)...);
-  }
 
   // Whether both hold the very same list (copies not changed since).
   bool shares_with(const NodeList& other) const { return nodes_ != nullptr && nodes_ == other.nodes_; }
 
  private:
-  static const std::vector<Node>& empty_list() {
-    static const std::vector<Node> none;
-    return none;
-  }
   std::vector<Node>& own() {
     if (!nodes_) {
       nodes_ = std::make_shared<std::vector<Node>>();
