@@ -20,15 +20,16 @@ ResourceId FluidModel::add_resource(std::string name, double capacity_per_s) {
     throw std::invalid_argument("resource '" + name + "': capacity must be finite and >= 0");
   }
   Resource r;
-  r.name = std::move(name);
   r.capacity = capacity_per_s;
-  resources_.push_back(std::move(r));
+  resources_.push_back(r);
+  names_.push_back(std::move(name));
+  res_stamp_.push_back(0);
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
 void FluidModel::set_capacity(TimePs now, ResourceId id, double capacity_per_s) {
   if (!(capacity_per_s >= 0.0) || std::isinf(capacity_per_s)) {
-    throw std::invalid_argument("resource '" + resources_[id].name + "': capacity must be finite and >= 0");
+    throw std::invalid_argument("resource '" + names_[id] + "': capacity must be finite and >= 0");
   }
   // Progress up to now happened at the current rates; the next solve of
   // this resource's component settles it before re-rating, so marking the
@@ -67,6 +68,7 @@ ActivityId FluidModel::start(TimePs now, const ActivitySpec& spec, std::span<con
   if (!bounded) throw std::invalid_argument("activity uses no resource and has no max_rate: its rate would be unbounded");
 
   const std::uint32_t idx = activities_.acquire();
+  if (idx >= act_stamp_.size()) act_stamp_.resize(idx + 1, 0);
   Activity& a = activities_[idx];
   a.remaining = std::max(0.0, spec.work);
   a.rate = 0.0;
@@ -215,7 +217,8 @@ void FluidModel::schedule_completion(std::uint32_t idx, TimePs now) {
 }
 
 void FluidModel::check_capacities() const {
-  for (const Resource& r : resources_) {
+  for (std::size_t id = 0; id < resources_.size(); ++id) {
+    const Resource& r = resources_[id];
     double load = 0.0;
     for (const Resource::User& user : r.users) {
       const Activity& a = activities_[user.activity];
@@ -224,7 +227,7 @@ void FluidModel::check_capacities() const {
       }
     }
     if (load > r.capacity * (1.0 + 1e-9) + 1e-9) {
-      throw std::logic_error("invariant broken: resource '" + r.name + "' carries " + std::to_string(load) +
+      throw std::logic_error("invariant broken: resource '" + names_[id] + "' carries " + std::to_string(load) +
                              " units/s, above its capacity of " + std::to_string(r.capacity));
     }
   }
@@ -241,7 +244,7 @@ void FluidModel::solve(TimePs now) {
       res.load = 0.0;
       continue;
     }
-    if (res.stamp != stamp_) solve_component(now, r);
+    if (res_stamp_[r] != stamp_) solve_component(now, r);
   }
   for (ResourceId r : dirty_) resources_[r].dirty = false;
   dirty_.clear();
@@ -268,18 +271,18 @@ void FluidModel::collect_component(std::uint32_t seed) {
   comp_acts_.clear();
   comp_res_.clear();
   // Breadth-first over resource -> activity -> resource.
-  resources_[seed].stamp = stamp_;
+  const std::uint32_t stamp = stamp_;
+  res_stamp_[seed] = stamp;
   comp_res_.push_back(seed);
   for (std::size_t i = 0; i < comp_res_.size(); ++i) {
     for (const Resource::User& user : resources_[comp_res_[i]].users) {
       const std::uint32_t ai = user.activity;
-      Activity& a = activities_[ai];
-      if (a.stamp == stamp_) continue;
-      a.stamp = stamp_;
+      if (act_stamp_[ai] == stamp) continue;
+      act_stamp_[ai] = stamp;
       comp_acts_.push_back(ai);
-      for (const Usage& u : a.usage) {
-        if (resources_[u.resource].stamp != stamp_) {
-          resources_[u.resource].stamp = stamp_;
+      for (const Usage& u : activities_[ai].usage) {
+        if (res_stamp_[u.resource] != stamp) {
+          res_stamp_[u.resource] = stamp;
           comp_res_.push_back(u.resource);
         }
       }

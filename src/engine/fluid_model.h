@@ -69,7 +69,7 @@ class FluidModel {
   ResourceId add_resource(std::string name, double capacity_per_s);
   void set_capacity(TimePs now, ResourceId id, double capacity_per_s);
   double capacity(ResourceId id) const { return resources_[id].capacity; }
-  const std::string& resource_name(ResourceId id) const { return resources_[id].name; }
+  const std::string& resource_name(ResourceId id) const { return names_[id]; }
   std::size_t num_resources() const { return resources_.size(); }
   // Resource units consumed from time 0 to `now` (e.g. bytes a link carried).
   double resource_used(ResourceId id, TimePs now) const;
@@ -104,8 +104,10 @@ class FluidModel {
   const FluidStats& stats() const { return stats_; }
 
  private:
+  // The solver's state of a resource; its name and the breadth-first
+  // search's stamps live in arrays of their own, so that walking a component
+  // touches few cache lines.
   struct Resource {
-    std::string name;
     double capacity = 0.0;
     // Active activities using it, each with this resource's index in its
     // usage: a departing user's place goes to the last one without searching
@@ -118,7 +120,6 @@ class FluidModel {
     double load = 0.0;                 // current consumption, units/s
     double used = 0.0;                 // integral of load up to last_change
     TimePs last_change = 0;
-    std::uint32_t stamp = 0;
     bool dirty = false;
     // solver scratch
     double left = 0.0;
@@ -135,7 +136,6 @@ class FluidModel {
     int priority_class = 0;
     std::uint32_t generation = 0;
     std::uint32_t version = 0;
-    std::uint32_t stamp = 0;
     bool alive = false;
     bool fixed = false;
     ActivityListener* listener = nullptr;
@@ -165,7 +165,10 @@ class FluidModel {
   bool stale(const Due& d) const;
 
   std::vector<Resource> resources_;
+  std::vector<std::string> names_;         // by resource
+  std::vector<std::uint32_t> res_stamp_;   // by resource: the last solve that reached it
   SlotPool<Activity> activities_;
+  std::vector<std::uint32_t> act_stamp_;   // by activity slot: the last solve that reached it
   std::vector<Due> due_;  // min-heap on (time, index)
   std::vector<ResourceId> dirty_;
   std::size_t active_count_ = 0;
