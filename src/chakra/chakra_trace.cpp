@@ -595,9 +595,10 @@ std::string read_file_bytes(const std::string& path) {
 
 // Ranks' files are often byte for byte the same (every data-parallel rank of
 // a converted table, every rank of a stage): each distinct content is parsed
-// once, and the ranks that repeat it share its node list. The contents kept to compare
-// against are bounded, so traces that all differ cost no more memory than
-// before; past the bound a new content is parsed without being kept.
+// once, and the ranks that repeat it share its node list. The contents kept
+// to compare against are bounded, so traces that all differ cost no more
+// memory than before; past the bound a new content is parsed without being
+// kept.
 constexpr std::size_t kKeptContentBytes = 256u << 20;
 }  // namespace
 

@@ -270,7 +270,6 @@ void FluidModel::fix(std::uint32_t idx, double lambda) {
 void FluidModel::collect_component(std::uint32_t seed) {
   comp_acts_.clear();
   comp_res_.clear();
-  // Breadth-first over resource -> activity -> resource.
   const std::uint32_t stamp = stamp_;
   res_stamp_[seed] = stamp;
   comp_res_.push_back(seed);
